@@ -1,0 +1,30 @@
+"""Errors that reach the user as one line naming the fix."""
+
+
+class MlipError(Exception):
+    """A user-facing error: its message is one line that says what to do."""
+
+
+class UnknownModelError(MlipError):
+    pass
+
+
+class ModelUnavailableError(MlipError):
+    """The model is known but cannot be loaded here (weights or package missing)."""
+
+
+class ContractFileError(MlipError):
+    """A contract or protocol file does not match the schema."""
+
+
+class ModelEvaluationError(Exception):
+    """A model raised or returned a non-finite value on one configuration.
+
+    Not a user error: the contract engine turns it into a failed probe that
+    carries the offending configuration, and the run goes on.
+    """
+
+    def __init__(self, model: str, atoms, message: str):
+        self.model = model
+        self.atoms = atoms
+        super().__init__(f"{model}: {message} on {atoms.get_chemical_formula()}")

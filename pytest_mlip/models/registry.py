@@ -1,0 +1,281 @@
+"""The model registry: names -> lazily loaded ASE calculators with metadata.
+
+Each model family has one small adapter module (``sevennet``, ``chgnet``,
+``diep``, ``mace``, ``orb``, ``analytic``) that lists its :class:`ModelEntry`
+objects; nothing heavy is imported until a model is loaded. Third-party
+packages add names through the ``pytest_mlip.models`` entry-point group: each
+entry point is a callable returning an iterable of :class:`ModelEntry`.
+
+A model spec (what ``--mlip`` takes) is one of
+- a registered name: ``sevennet-0``;
+- a name with an explicit weights path: ``mace-mpa-0=/path/to/file.model``;
+- a MACE model file: ``path/to/x.model``;
+- a factory: ``some.module:factory`` (a callable returning an ASE calculator).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib
+import importlib.util
+import os
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Callable
+
+from ..errors import ModelUnavailableError, UnknownModelError
+from .dtype import torch_default_dtype
+from .info import ModelInfo
+
+ENTRY_POINT_GROUP = "pytest_mlip.models"
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """A registered model: static metadata plus how to load it.
+
+    ``load(weights)`` returns an ASE calculator; ``weights`` is an explicit path
+    or None for the default location. ``unavailable(weights)`` returns None when
+    the model can load here, else a one-line reason that names the fix.
+    """
+
+    info: ModelInfo
+    load: Callable[[str | None], object]
+    unavailable: Callable[[str | None], str | None] = lambda weights: None
+    weights: str | None = None
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def with_weights(self, path: str) -> "ModelEntry":
+        return replace(self, weights=path, info=self.info.model_copy(update={"weights": path}))
+
+
+def missing_package(package: str, extra: str) -> str | None:
+    """Reason string when ``package`` is not importable, else None."""
+    if importlib.util.find_spec(package) is None:
+        return f"the '{package}' package is not installed: pip install 'pytest-mlip[{extra}]'"
+    return None
+
+
+def package_version(dist: str) -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version(dist)
+    except Exception:
+        return None
+
+
+def _builtin_entries() -> list[ModelEntry]:
+    from . import analytic, chgnet, diep, mace, orb, sevennet
+
+    out: list[ModelEntry] = []
+    for module in (sevennet, chgnet, diep, mace, orb, analytic):
+        out.extend(module.entries())
+    return out
+
+
+_REGISTRY: dict[str, ModelEntry] | None = None
+
+
+def registry() -> dict[str, ModelEntry]:
+    """All registered models by name (and alias), built once per process."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        reg: dict[str, ModelEntry] = {}
+        entries = _builtin_entries()
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                entries.extend(ep.load()())
+            except Exception as exc:  # a broken third-party plugin must not hide ours
+                import warnings
+
+                warnings.warn(f"pytest-mlip: entry point {ep.name!r} failed: {exc}")
+        for entry in entries:
+            reg[entry.name] = entry
+            for alias in entry.aliases:
+                reg.setdefault(alias, entry)
+        _REGISTRY = reg
+    return _REGISTRY
+
+
+def model_names() -> list[str]:
+    """Canonical names (no aliases), in registration order."""
+    seen, out = set(), []
+    for entry in registry().values():
+        if entry.name not in seen:
+            seen.add(entry.name)
+            out.append(entry.name)
+    return out
+
+
+def resolve(spec: str) -> ModelEntry:
+    """The :class:`ModelEntry` for a model spec; raises a one-line error if unknown."""
+    spec = spec.strip()
+    reg = registry()
+    if "=" in spec:
+        name, path = spec.split("=", 1)
+        return resolve(name).with_weights(os.path.expanduser(path))
+    if spec in reg:
+        return reg[spec]
+    lowered = {k.lower(): v for k, v in reg.items()}
+    if spec.lower() in lowered:
+        return lowered[spec.lower()]
+    if spec.endswith(".model") or (os.sep in spec and Path(spec).exists()):
+        from . import mace
+
+        return mace.entry_from_path(spec)
+    if ":" in spec and not os.path.exists(spec):
+        from . import factory
+
+        return factory.entry_from_factory(spec)
+    close = difflib.get_close_matches(spec, list(reg), n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise UnknownModelError(
+        f"unknown model {spec!r}{hint} (pytest --mlip-list shows every registered model; "
+        "a factory is given as module:function, a MACE file by its path)"
+    )
+
+
+def weights_hash(path: str | None) -> str | None:
+    """sha256 (first 16 hex digits) of a weights file, or of every file in a folder."""
+    if not path or not os.path.exists(path):
+        return None
+    digest = hashlib.sha256()
+    files = [Path(path)] if os.path.isfile(path) else sorted(p for p in Path(path).rglob("*") if p.is_file())
+    for f in files:
+        with open(f, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+@dataclass
+class LoadedModel:
+    """A loaded calculator with its metadata and the torch dtype it runs in."""
+
+    spec: str
+    info: ModelInfo
+    calc: object
+    torch_dtype: object = None
+    weights_hash: str | None = None
+    load_seconds: float = 0.0
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def compute(self, atoms, properties):
+        """Run the calculator on a copy of ``atoms`` in the model's own dtype."""
+        with self.lock, torch_default_dtype(self.torch_dtype):
+            work = atoms.copy()
+            work.calc = self.calc
+            out = {}
+            self.calc.results = {}
+            self.calc.calculate(work, properties, ["positions", "numbers", "cell", "pbc"])
+            results = dict(self.calc.results)
+            for key in properties:
+                if key in results:
+                    out[key] = results[key]
+            return out
+
+
+_LOADED: dict[str, LoadedModel] = {}
+
+
+def load(spec: str) -> LoadedModel:
+    """Load a model once per process (dtype-isolated) and return it."""
+    if spec in _LOADED:
+        return _LOADED[spec]
+    entry = resolve(spec)
+    reason = entry.unavailable(entry.weights)
+    if reason:
+        raise ModelUnavailableError(f"model {entry.name!r} is not usable here: {reason}")
+    start = time.perf_counter()
+    # Undo whatever global dtype the loader sets, but remember it: that is the
+    # dtype the model expects to run in.
+    with torch_default_dtype(None):
+        try:
+            calc = entry.load(entry.weights)
+        except ModelUnavailableError:
+            raise
+        except ImportError as exc:
+            raise ModelUnavailableError(
+                f"model {entry.name!r} could not be imported ({exc}); "
+                f"install its extra: pip install 'pytest-mlip[{entry.info.family}]'"
+            ) from exc
+        from .dtype import current_default_dtype
+
+        model_dtype = current_default_dtype()
+    from ase.calculators.calculator import BaseCalculator
+
+    if not isinstance(calc, BaseCalculator) and not hasattr(calc, "calculate"):
+        raise ModelUnavailableError(
+            f"model {entry.name!r}: the factory returned {type(calc).__name__}, not an ASE "
+            "calculator; return an ase.calculators.calculator.Calculator instance"
+        )
+    info = entry.info
+    extra = getattr(calc, "mlip_metadata", None)
+    if isinstance(extra, dict):
+        info = info.model_copy(update=extra)
+    props = tuple(getattr(calc, "implemented_properties", info.implemented_properties))
+    info = info.model_copy(update={"implemented_properties": props})
+    if info.elements is None and info.family == "factory":
+        from .probe import probe_elements
+
+        info = info.model_copy(update={"elements": probe_elements(calc)})
+    loaded = LoadedModel(
+        spec=spec,
+        info=info,
+        calc=calc,
+        torch_dtype=model_dtype,
+        weights_hash=weights_hash(info.weights),
+        load_seconds=time.perf_counter() - start,
+    )
+    _LOADED[spec] = loaded
+    return loaded
+
+
+def describe(entry: ModelEntry) -> dict:
+    """A row of ``--mlip-list``: metadata plus whether the model is usable here."""
+    reason = entry.unavailable(entry.weights)
+    info = entry.info
+    return {
+        "name": info.name,
+        "usable": "yes" if reason is None else f"no: {reason}",
+        "elements": "all" if info.elements is None else f"{len(info.elements)}",
+        "cutoff": "-" if info.cutoff is None else f"{info.cutoff:g}",
+        "dtype": info.dtype,
+        "conservative": {True: "yes", False: "no", None: "?"}[info.conservative],
+        "training": " / ".join(x for x in (info.training_data, info.functional) if x) or "-",
+        "channel": info.channel or "-",
+    }
+
+
+def default_committee(target: str) -> list[str]:
+    """One usable shipped model of each family other than the target's.
+
+    Independent families make disagreement informative; one per family keeps
+    the default run short (the target plus two members on the shipped set).
+    """
+    try:
+        target_family = resolve(target).info.family
+    except Exception:
+        target_family = None
+    out, families = [], {target_family, "analytic", "factory"}
+    for name in model_names():
+        entry = registry()[name]
+        if entry.info.family in families or not entry.info.shipped and entry.info.family not in ("mace", "orb"):
+            continue
+        if entry.unavailable(entry.weights) is None:
+            out.append(name)
+            families.add(entry.info.family)
+    return out

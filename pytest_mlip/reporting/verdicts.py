@@ -1,0 +1,148 @@
+"""Turn verdicts into what a person reads: failure text, summary table, files."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from functools import lru_cache
+from pathlib import Path
+
+
+@lru_cache(maxsize=1)
+def _calibration() -> dict:
+    path = Path(__file__).resolve().parent.parent / "calibration.json"
+    if not path.exists():
+        return {}
+    return json.loads(path.read_text()).get("noise", {})
+
+
+def noise_for(model: str, contract: str) -> dict[str, float]:
+    """Measured float32 noise of a contract's check on a model (empty if not calibrated)."""
+    return dict(_calibration().get(model, {}).get(contract, {}))
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.\-]+", "_", name)[:120]
+
+
+def save_worst(output: Path, verdict) -> str | None:
+    """Write the worst configuration as extxyz; return its path."""
+    worst = verdict.worst()
+    if worst is None or worst.atoms is None:
+        return None
+    from ase.io import write
+
+    folder = Path(output) / "worst" / _safe(verdict.model)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{_safe(verdict.contract)}.extxyz"
+    atoms = worst.atoms.copy()
+    atoms.calc = None
+    atoms.info.update({"mlip_contract": verdict.contract, "mlip_model": verdict.model, "mlip_probe": worst.probe,
+                       "mlip_normalized_violation": float(worst.normalized if worst.normalized is not None else -1)})
+    write(path, atoms, format="extxyz")
+    return str(path)
+
+
+def fmt(x) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, float) and math.isinf(x):
+        return "inf"
+    if isinstance(x, (int, float)):
+        return f"{x:.3g}"
+    return str(x)
+
+
+def format_failure(verdict, state) -> str:
+    lines = [f"{verdict.contract} FAILED on {verdict.model} ({'hard' if verdict.hard else 'soft'}, {verdict.basis})",
+             f"  {verdict.reason}"]
+    worst = verdict.worst()
+    if worst is not None:
+        lines.append(f"  worst probe: {worst.probe}  normalized violation v/tau = {fmt(worst.normalized)}")
+        for k, v in worst.violations.items():
+            noise = verdict.noise.get(k)
+            ntxt = f", measured float32 noise {noise:.2g}" if noise else ""
+            lines.append(f"    {k}: v = {v:.4g} {verdict.units.get(k, '')}, tau = {verdict.tolerance[k]:g}{ntxt}")
+        shown = {k: v for k, v in worst.observables.items() if not isinstance(v, list)}
+        if shown:
+            lines.append("    observed: " + ", ".join(f"{k}={fmt(v)}" for k, v in shown.items()))
+        if worst.message:
+            lines.append(f"    {worst.message}")
+    if verdict.worst_file:
+        lines.append(f"  worst configuration: {verdict.worst_file}")
+    lines.append(f"  reproduce: pytest --mlip={state.target if verdict.role == 'target' else verdict.model} "
+                 f"--mlip-committee=none -k '{verdict.contract}'")
+    lines.append(f"  verification setting: {verdict.setting}")
+    lines.append(f"  model calls: {verdict.evaluations} (+{verdict.cache_hits} from cache), {verdict.seconds:.1f} s")
+    return "\n".join(lines)
+
+
+def committee_spread(verdicts: list[dict]) -> dict[str, tuple[float, float]]:
+    """Per contract: min and max of v/tau across models at the target's worst probe."""
+    out = {}
+    by_contract: dict[str, list[dict]] = {}
+    for v in verdicts:
+        by_contract.setdefault(v["contract"], []).append(v)
+    for contract, vs in by_contract.items():
+        target = next((v for v in vs if v["role"] == "target"), None)
+        probe = target and target.get("worst_probe")
+        if not probe:
+            continue
+        values = []
+        for v in vs:
+            for p in v.get("probes", []):
+                if p["probe"] == probe and p.get("normalized") is not None and p["status"] != "skip":
+                    values.append(p["normalized"])
+        if len(values) > 1:
+            out[contract] = (min(values), max(values))
+    return out
+
+
+def summary_lines(verdicts: list[dict], state) -> list[str]:
+    if not verdicts:
+        return ["no contract verdicts"]
+    models = [m for m in state.models if any(v["model"] == m or v["model"].startswith(m) for v in verdicts)]
+    models = state.models
+    contracts = []
+    for v in verdicts:
+        if v["contract"] not in contracts:
+            contracts.append(v["contract"])
+    cell = {}
+    for v in verdicts:
+        for m in models:
+            if v["model"] == m or _name_matches(v["model"], m):
+                status = v["status"]
+                txt = {"pass": "pass", "fail": "FAIL", "skip": "skip", "error": "ERROR"}[status]
+                if status in ("fail", "error") and (v["role"] != "target" or not v["hard"]):
+                    txt = txt.lower() + "*"
+                val = fmt(v.get("max_normalized")) if status != "skip" else "-"
+                cell[(v["contract"], m)] = f"{val} {txt}"
+    spread = committee_spread(verdicts)
+    head = ["contract (max v/tau)"] + [m + (" [target]" if m == state.target else "") for m in models] + ["spread"]
+    rows = []
+    for c in contracts:
+        sp = spread.get(c)
+        rows.append([c] + [cell.get((c, m), "") for m in models] + [f"{fmt(sp[0])}..{fmt(sp[1])}" if sp else "-"])
+    widths = [max(len(str(r[i])) for r in [head] + rows) for i in range(len(head))]
+    lines = ["  ".join(str(x).ljust(w) for x, w in zip(head, widths))]
+    lines += ["  ".join(str(x).ljust(w) for x, w in zip(r, widths)) for r in rows]
+    gating = [v for v in verdicts if v["role"] == "target" and v["hard"] and v["status"] in ("fail", "error")]
+    lines.append("")
+    lines.append("FAIL: hard contract failed on the target (fails the run); fail*: committee or soft (reported only); "
+                 "spread: v/tau across models at the target's worst probe.")
+    lines.append(f"viol_max over active hard contracts on {state.target}: "
+                 f"{fmt(max([v['max_normalized'] for v in verdicts if v['role'] == 'target' and v['hard'] and v.get('max_normalized') is not None] or [0.0]))}; "
+                 f"{len(gating)} gating failure(s). A verdict holds only for its setting (structures, tolerances).")
+    return lines
+
+
+def _name_matches(verdict_model: str, spec: str) -> bool:
+    try:
+        from ..models.registry import resolve
+
+        return resolve(spec).name == verdict_model
+    except Exception:
+        return False
