@@ -25,7 +25,7 @@ class RepulsiveWallSettings(ContractSettings):
     pairs: list[tuple[str, str]] = Field(default_factory=list)
     surfaces: list[SurfaceApproach] = Field(default_factory=list)
     r_inner: float = Field(0.3, gt=0.0, description="innermost distance (A), capped at half the model's r_eq")
-    window: tuple[float, float] = Field((0.75, 1.75), description="r_eq is searched in this range x (R_i+R_j)")
+    window: tuple[float, float] = Field((0.5, 1.75), description="r_eq is searched in this range x (R_i+R_j)")
     step: float = Field(0.05, gt=0.0, le=0.5)
 
     default_tolerance = {"drop": 0.01}

@@ -1,0 +1,1 @@
+"""adversary (being written)."""

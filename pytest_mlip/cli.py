@@ -1,0 +1,50 @@
+"""The ``pytest-mlip`` console script: subcommands beside the pytest plugin.
+
+Each subcommand lives in its own module exposing ``add_parser(subparsers)``
+(which sets ``func`` on its parser); :data:`SUBCOMMANDS` lists those modules.
+Errors from our code reach the user as one line and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .errors import MlipError
+
+#: modules providing subcommands; a missing module (not yet installed extra) is skipped
+SUBCOMMANDS = [
+    "pytest_mlip.reporting.judge_cli",
+    "pytest_mlip.agent.cli",
+    "pytest_mlip.docs",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pytest-mlip", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except MlipError as exc:
+        print(f"pytest-mlip: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""provenance (being written)."""

@@ -1,0 +1,51 @@
+"""Planted-defect calculators: each breaks exactly one law of one contract.
+
+A mutant wraps a clean analytic calculator and adds a term with analytic
+forces (and stress where it applies), so it stays consistent with every law
+but the one it is written to break. Factories here are what
+``--mlip=tests.mutants:<name>`` loads in the plugin tests.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from ase.calculators.calculator import Calculator, all_changes
+
+
+def clean_morse():
+    """Clean reference: ASE Morse with a smooth cutoff (finite, repulsive wall; all laws hold)."""
+    from ase.calculators.morse import MorsePotential
+
+    calc = MorsePotential(epsilon=1.0, rho0=3.0, r0=2.0, rcut1=4.0, rcut2=5.0)
+    calc.mlip_metadata = {"cutoff": 5.0, "conservative": True, "dtype": "float64"}
+    return calc
+
+
+class AddedTerm(Calculator):
+    """Base + extra energy term; subclasses implement ``term(atoms) -> (E, F, stress|None)``."""
+
+    implemented_properties = ["energy", "forces", "stress"]
+
+    def __init__(self, base=None, **kwargs):
+        super().__init__(**kwargs)
+        self.base = base if base is not None else clean_morse()
+        self.mlip_metadata = {"cutoff": 5.0, "dtype": "float64", "conservative": self.conservative}
+
+    conservative = True
+
+    def calculate(self, atoms=None, properties=("energy",), system_changes=all_changes):
+        super().calculate(atoms, properties, system_changes)
+        work = self.atoms.copy()
+        self.base.calculate(work, ["energy", "forces"] + (["stress"] if work.pbc.all() else []), all_changes)
+        base = dict(self.base.results)
+        e, f, s = self.term(work)
+        self.results = {"energy": base["energy"] + e, "forces": base["forces"] + f}
+        if "stress" in base:
+            self.results["stress"] = base["stress"] + (s if s is not None else 0.0)
+
+    def term(self, atoms):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def periodic(atoms) -> bool:
+    return bool(np.all(atoms.pbc)) and atoms.cell.rank == 3

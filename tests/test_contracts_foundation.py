@@ -1,0 +1,52 @@
+"""Each foundation contract bites: its planted defect fails, a clean analytic model passes."""
+
+import pytest
+
+from pytest_mlip.testing import assert_bites, run_contract
+
+M = "tests.mutants.foundation"
+CLEAN = "tests.mutants:clean_morse"
+
+
+@pytest.mark.parametrize(
+    "contract, mutant",
+    [
+        ("repulsive-wall-dimers", "short_range_hole"),
+        ("dissociation-limit", "long_range_ghost"),
+        ("rotation-invariance", "orientation_bias"),
+        ("translation-invariance", "absolute_position"),
+        ("permutation-invariance", "index_weights"),
+        ("inversion-invariance", "chirality"),
+        ("periodic-image-consistency", "non_extensive"),
+        ("stress-strain-consistency", "stress_scaled"),
+    ],
+)
+def test_contract_bites(contract, mutant):
+    bad, good = assert_bites(contract, f"{M}:{mutant}", CLEAN)
+    assert bad.max_normalized > 1.0 >= good.max_normalized
+    assert bad.worst_probe is not None
+
+
+def test_wall_reports_collapse_configuration():
+    v = run_contract("repulsive-wall-dimers", f"{M}:short_range_hole")
+    worst = v.worst()
+    obs = worst.observables
+    assert obs["falls_below_minimum"]
+    assert 0.4 < obs["r_worst"] < 0.8  # the hole is planted at 0.6 A
+    assert worst.atoms is not None and len(worst.atoms) == 2
+
+
+def test_surface_wall_bites():
+    assert_bites("repulsive-wall-surface", f"{M}:short_range_hole", CLEAN)
+
+
+def test_stress_strain_skips_without_periodic_cells():
+    from pytest_mlip.structures import Molecule
+
+    v = run_contract("stress-strain-consistency", CLEAN, structures=[Molecule(name="H2O")])
+    assert v.status == "skip" and "periodic" in v.reason
+
+
+def test_unsupported_element_is_skipped_not_failed():
+    v = run_contract("repulsive-wall-dimers", "emt", pairs=[("Si", "Si")])
+    assert v.status == "skip" and "not supported" in v.reason
