@@ -11,14 +11,14 @@ CLEAN = "tests.mutants:clean_morse"
 @pytest.mark.parametrize(
     "contract, mutant",
     [
-        ("repulsive-wall-dimers", "short_range_hole"),
-        ("dissociation-limit", "long_range_ghost"),
-        ("rotation-invariance", "orientation_bias"),
-        ("translation-invariance", "absolute_position"),
-        ("permutation-invariance", "index_weights"),
-        ("inversion-invariance", "chirality"),
-        ("periodic-image-consistency", "non_extensive"),
-        ("stress-strain-consistency", "stress_scaled"),
+        ("repulsive-wall-dimers", "ShortRangeHole"),
+        ("dissociation-limit", "LongRangeGhost"),
+        ("rotation-invariance", "OrientationBias"),
+        ("translation-invariance", "AbsolutePosition"),
+        ("permutation-invariance", "IndexWeights"),
+        ("inversion-invariance", "Chirality"),
+        ("periodic-image-consistency", "NonExtensive"),
+        ("stress-strain-consistency", "StressScaled"),
     ],
 )
 def test_contract_bites(contract, mutant):
@@ -28,7 +28,7 @@ def test_contract_bites(contract, mutant):
 
 
 def test_wall_reports_collapse_configuration():
-    v = run_contract("repulsive-wall-dimers", f"{M}:short_range_hole")
+    v = run_contract("repulsive-wall-dimers", f"{M}:ShortRangeHole")
     worst = v.worst()
     obs = worst.observables
     assert obs["falls_below_minimum"]
@@ -37,7 +37,7 @@ def test_wall_reports_collapse_configuration():
 
 
 def test_surface_wall_bites():
-    assert_bites("repulsive-wall-surface", f"{M}:short_range_hole", CLEAN)
+    assert_bites("repulsive-wall-surface", f"{M}:ShortRangeHole", CLEAN)
 
 
 def test_stress_strain_skips_without_periodic_cells():

@@ -12,13 +12,25 @@ _MODELS = {
     "sevennet-l3i5": ("7net-l3i5", "MPtrj", "SevenNet-l3i5 (lmax 3, 5 layers)"),
 }
 
+# Where sevenn 0.10 keeps the shipped checkpoints (sevenn._const), found
+# without importing sevenn: importing it pulls in torch and e3nn (~1.5 s).
+_FILES = {
+    "7net-0": "SevenNet_0__11Jul2024/checkpoint_sevennet_0.pth",
+    "7net-0_22May2024": "SevenNet_0__22May2024/checkpoint_sevennet_0.pth",
+    "7net-l3i5": "SevenNet_l3i5/checkpoint_l3i5.pth",
+}
+
 
 def _checkpoint(key: str, weights: str | None) -> str:
     if weights:
         return weights
-    from sevenn.util import pretrained_name_to_path
+    import importlib.util
+    from pathlib import Path
 
-    return pretrained_name_to_path(key)
+    spec = importlib.util.find_spec("sevenn")
+    if spec is None or not spec.submodule_search_locations:
+        return ""
+    return str(Path(list(spec.submodule_search_locations)[0]) / "pretrained_potentials" / _FILES[key])
 
 
 def _unavailable(key):

@@ -133,6 +133,14 @@ def summary_lines(verdicts: list[dict], state) -> list[str]:
     lines.append("")
     lines.append("FAIL: hard contract failed on the target (fails the run); fail*: committee or soft (reported only); "
                  "spread: v/tau across models at the target's worst probe.")
+    cost: dict[str, list[float]] = {}
+    for v in verdicts:
+        c = cost.setdefault(v["model"], [0, 0, 0.0])
+        c[0] += v.get("evaluations", 0)
+        c[1] += v.get("cache_hits", 0)
+        c[2] += v.get("seconds", 0.0)
+    lines.append("model calls: " + "; ".join(
+        f"{m} {int(c[0])} calls + {int(c[1])} cache hits, {c[2]:.1f} s" for m, c in cost.items()))
     lines.append(f"viol_max over active hard contracts on {state.target}: "
                  f"{fmt(max([v['max_normalized'] for v in verdicts if v['role'] == 'target' and v['hard'] and v.get('max_normalized') is not None] or [0.0]))}; "
                  f"{len(gating)} gating failure(s). A verdict holds only for its setting (structures, tolerances).")

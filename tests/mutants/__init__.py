@@ -1,5 +1,7 @@
 """Planted-defect calculators: each breaks exactly one law of one contract.
 
+Each class is itself the factory: ``--mlip=tests.mutants.foundation:ShortRangeHole``.
+
 A mutant wraps a clean analytic calculator and adds a term with analytic
 forces (and stress where it applies), so it stays consistent with every law
 but the one it is written to break. Factories here are what
@@ -49,3 +51,26 @@ class AddedTerm(Calculator):
 
 def periodic(atoms) -> bool:
     return bool(np.all(atoms.pbc)) and atoms.cell.rank == 3
+
+
+class NanAtShortRange(AddedTerm):
+    """Returns NaN energy whenever two atoms are closer than 1 A (a model that breaks down)."""
+
+    def term(self, atoms):
+        n = len(atoms)
+        d = atoms.get_all_distances(mic=periodic(atoms)) + np.eye(n) * 10 if n > 1 else np.array([[10.0]])
+        return (float("nan") if d.min() < 1.0 else 0.0), np.zeros((n, 3)), None
+
+
+class RaisesOnLargeSystems(AddedTerm):
+    """Raises inside calculate() for structures of 8 atoms or more (dimers still work)."""
+
+    def term(self, atoms):
+        if len(atoms) >= 8:
+            raise RuntimeError("simulated model crash on a large system")
+        return 0.0, np.zeros((len(atoms), 3)), None
+
+
+def not_a_calculator():
+    """A broken factory: returns a string."""
+    return "this is not a calculator"

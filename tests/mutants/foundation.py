@@ -136,33 +136,5 @@ class StressScaled(AddedTerm):
         return 0.0, np.zeros((n, 3)), 0.2 * np.asarray(self.base.results["stress"])
 
 
-def short_range_hole():
-    return ShortRangeHole()
-
-
-def long_range_ghost():
-    return LongRangeGhost()
-
-
-def orientation_bias():
-    return OrientationBias()
-
-
-def absolute_position():
-    return AbsolutePosition()
-
-
-def index_weights():
-    return IndexWeights()
-
-
-def chirality():
-    return Chirality()
-
-
-def non_extensive():
-    return NonExtensive()
-
-
-def stress_scaled():
-    return StressScaled()
+#: lower-case alias used in some plugin tests' command lines
+short_range_hole = ShortRangeHole
