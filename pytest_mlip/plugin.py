@@ -18,6 +18,9 @@ from .errors import MlipError
 
 CONTRACT_GLOB = "mlip_*.toml"
 
+#: provenance store, reports and the CI gate (their own options and hooks)
+pytest_plugins = ["pytest_mlip.provenance.plugin", "pytest_mlip.adversary.plugin"]
+
 
 def pytest_addoption(parser):
     group = parser.getgroup("mlip", "physics contracts for machine-learning interatomic potentials")
@@ -78,10 +81,15 @@ def pytest_cmdline_main(config):
 
         rows = [describe(registry()[n]) for n in model_names()]
         cols = ["name", "usable", "elements", "cutoff", "dtype", "conservative", "training", "channel"]
-        widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols if c != "usable"}
-        print("  ".join(c.ljust(widths.get(c, 6)) for c in cols))
+        widths = {c: max(len(c), *(len(str(r[c] if c != "usable" else r[c][:3])) for r in rows)) for c in cols}
+        print("  ".join(c.ljust(widths[c]) for c in cols))
         for r in rows:
-            print("  ".join(str(r[c]).ljust(widths.get(c, 6)) for c in cols))
+            print("  ".join(str(r[c] if c != "usable" else r[c][:3].rstrip(":")).ljust(widths[c]) for c in cols))
+        missing = [r for r in rows if r["usable"] != "yes"]
+        if missing:
+            print("\nnot usable here, and how to fix it:")
+            for r in missing:
+                print(f"  {r['name']}: {r['usable'][4:]}")
         return 0
     return None
 

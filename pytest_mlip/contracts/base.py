@@ -87,6 +87,8 @@ class ProbeResult(BaseModel):
     observables: dict[str, Any] = Field(default_factory=dict)
     message: str = ""
     atoms: Any = Field(default=None, exclude=True)
+    #: configuration keys the probe asked the evaluator for (provenance: the evaluations it cites)
+    config_keys: list[str] = Field(default_factory=list, exclude=True)
 
 
 class Verdict(BaseModel):
@@ -206,17 +208,24 @@ class Check:
                                message=f"element(s) {', '.join(missing)} not supported by {info.name}")
         if self.needs_periodic and not (np.all(atoms.pbc) and atoms.cell.rank == 3):
             return ProbeResult(probe=probe.id, status="skip", message="cell not fully periodic: stress undefined")
+        keys: set[str] = set()
+        outer = getattr(evaluator, "touched", None)
+        evaluator.touched = keys
         try:
             m = self.measure(settings, evaluator, probe)
         except ModelEvaluationError as err:
             return ProbeResult(probe=probe.id, status="error", message=str(err), atoms=err.atoms,
-                               normalized=math.inf)
+                               normalized=math.inf, config_keys=sorted(keys))
+        finally:
+            evaluator.touched = outer
+            if outer is not None:
+                outer.update(keys)
         normalized = 0.0
         for key, v in m.violations.items():
             tau = settings.tolerance[key]
             normalized = max(normalized, (v / tau) if math.isfinite(v) else math.inf)
         return ProbeResult(probe=probe.id, violations=m.violations, normalized=normalized,
-                           observables=m.observables,
+                           observables=m.observables, config_keys=sorted(keys),
                            atoms=m.worst_atoms if m.worst_atoms is not None else atoms)
 
     def _aggregate(self, settings, results: list[ProbeResult], base: dict) -> Verdict:

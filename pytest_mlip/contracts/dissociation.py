@@ -8,6 +8,7 @@ import numpy as np
 from pydantic import Field
 
 from ..structures import StructureSpec
+from ..adversary.domains import FragmentDomain
 from .base import Check, ContractSettings, Measurement, Probe
 
 
@@ -16,6 +17,8 @@ class DissociationSettings(ContractSettings):
     pairs: list[tuple[StructureSpec, StructureSpec]] = Field(default_factory=list)
     gap: float = Field(12.0, gt=0.0, description="closest distance (A) between the two fragments; "
                                                   "raised to cutoff + 2 A for models with a longer cutoff")
+    #: Z for --mlip-adversary (None: derived from this setting; see pytest_mlip.adversary.domains)
+    adversary: FragmentDomain | None = None
 
     default_tolerance = {"energy": 1e-3, "forces": 1e-3}
 

@@ -7,6 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..adversary.domains import DimerDomain
 from .base import Check, ContractSettings, Measurement, Probe
 
 
@@ -27,6 +28,8 @@ class RepulsiveWallSettings(ContractSettings):
     r_inner: float = Field(0.3, gt=0.0, description="innermost distance (A), capped at half the model's r_eq")
     window: tuple[float, float] = Field((0.5, 1.75), description="r_eq is searched in this range x (R_i+R_j)")
     step: float = Field(0.05, gt=0.0, le=0.5)
+    #: Z for --mlip-adversary (None: derived from this setting; see pytest_mlip.adversary.domains)
+    adversary: DimerDomain | None = None
 
     default_tolerance = {"drop": 0.01}
 

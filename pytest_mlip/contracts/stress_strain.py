@@ -7,12 +7,15 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from ..adversary.domains import StrainDomain
 from .base import Check, ContractSettings, Measurement
 
 
 class StressStrainSettings(ContractSettings):
     check: Literal["stress_strain"] = "stress_strain"
     strain_step: float = Field(1e-3, gt=0.0, le=0.05)
+    #: Z for --mlip-adversary (None: derived from this setting; see pytest_mlip.adversary.domains)
+    adversary: StrainDomain | None = None
 
     default_tolerance = {"stress": 3e-4}
 

@@ -7,6 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from ..adversary.domains import DisplacementDomain
 from .base import Check, ContractSettings, Measurement, Probe
 
 TRANSFORMS = ("rotation", "translation", "permutation", "inversion", "periodic_image")
@@ -18,6 +19,8 @@ class SymmetrySettings(ContractSettings):
     samples: int = Field(2, ge=1, le=50, description="random transformations per structure")
     seed: int = 0
     supercell: tuple[int, int, int] = (2, 1, 1)
+    #: Z for --mlip-adversary (None: derived from this setting; see pytest_mlip.adversary.domains)
+    adversary: DisplacementDomain | None = None
 
     default_tolerance = {"energy": 1e-4, "forces": 1e-3, "stress": 1e-4}
 

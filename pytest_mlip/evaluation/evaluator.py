@@ -77,6 +77,13 @@ class Evaluator:
     model: object
     cache: dict = field(default_factory=dict)
     stats: CallStats = field(default_factory=CallStats)
+    #: optional callback after each real model call (never on cache hits):
+    #: ``recorder(model, key, result, atoms)`` with the Evaluation or the ModelEvaluationError;
+    #: pytest_mlip.provenance stores each call as an artifact through it
+    recorder: object = None
+    #: when a set, the configuration key of every request (cache hits included) is added to it,
+    #: so a probe can cite the evaluations it used (see Check._run_probe)
+    touched: set | None = None
 
     @property
     def name(self) -> str:
@@ -93,6 +100,8 @@ class Evaluator:
         """Energy and forces (and stress for fully periodic cells) of ``atoms``."""
         work = prepare(atoms)
         key = config_key(self.model_id, work)
+        if self.touched is not None:
+            self.touched.add(key)
         hit = self.cache.get(key)
         if hit is not None:
             self.stats.hits += 1
@@ -113,8 +122,12 @@ class Evaluator:
         except ModelEvaluationError as err:
             self.stats.failures += 1
             self.cache[key] = err
+            if self.recorder is not None:
+                self.recorder(self.model, key, err, work)
             raise
         self.cache[key] = result
+        if self.recorder is not None:
+            self.recorder(self.model, key, result, work)
         return result
 
     def energy(self, atoms) -> float:

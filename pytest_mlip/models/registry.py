@@ -191,6 +191,25 @@ class LoadedModel:
 _LOADED: dict[str, LoadedModel] = {}
 
 
+def limit_torch_threads() -> None:
+    """Share the cores between pytest-xdist workers instead of oversubscribing them.
+
+    torch defaults to one thread per core in every process; with ``-n 2`` on
+    two cores that is four busy threads, and spinning OpenMP threads then make
+    each call several times slower. ``PYTEST_MLIP_THREADS`` overrides.
+    """
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    wanted = os.environ.get("PYTEST_MLIP_THREADS")
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    n = int(wanted) if wanted else max(1, (os.cpu_count() or 1) // max(1, workers))
+    if torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+
+
 def load(spec: str) -> LoadedModel:
     """Load a model once per process (dtype-isolated) and return it."""
     if spec in _LOADED:
@@ -215,6 +234,7 @@ def load(spec: str) -> LoadedModel:
         from .dtype import current_default_dtype
 
         model_dtype = current_default_dtype()
+    limit_torch_threads()
     from ase.calculators.calculator import BaseCalculator
 
     if not isinstance(calc, BaseCalculator) and not hasattr(calc, "calculate"):

@@ -1,0 +1,325 @@
+"""The bounded search for a contract's largest violation, and two baselines.
+
+``ascent`` (the adversary): evaluate the points of the sampled probes, then a
+share of the budget on random admissible points, then run Adam ascent from
+the best points found so far, one start after another, each stopped on a
+plateau; every step is projected back into Z. ``random``: uniform admissible
+points until the budget is spent. ``hypothesis``: Hypothesis generating
+points with ``hypothesis.target(v)`` steering it. All three start from the
+same sampled points and count evaluations the same way, so they compare at
+equal budgets.
+
+Budget accounting: one evaluation is one configuration the model computes:
+through the Evaluator, each distinct configuration a search asks for counts
+once (the cache answers repeats for free); through autograd, every forward
+pass counts. The points of the sampled probes are setup, reported apart.
+Results depend only on the seed, not on what the process cached before.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ModelEvaluationError
+from .backends import AUTOGRAD, FINITE_DIFFERENCES, FORCES, EvaluatorBackend, gradient_backend
+from .problem import tensor
+
+METHODS = ("ascent", "random", "hypothesis")
+
+#: default model evaluations per contract and model
+DEFAULT_BUDGET = 200
+#: a normalised violation above this is a violation (the sampled gate's threshold)
+THRESHOLD = 1.0
+
+
+class BudgetExhausted(Exception):
+    """The next evaluation would exceed the budget."""
+
+
+@dataclass
+class SearchOptions:
+    budget: int = DEFAULT_BUDGET
+    seed: int = 0
+    method: str = "ascent"
+    explore: float = 0.25  # share of the budget spent on random starts before ascending
+    lr: float = 0.02  # first Adam step, in units of each variable's range
+    lr_max: float = 0.1  # the step grows by ``grow`` after each step that raised v, up to this
+    grow: float = 1.5
+    max_steps: int = 40
+    patience: int = 4  # steps without improvement (the step halves each time) before a start ends
+    fd_step: float = 1e-3  # finite-difference step, in units of each variable's range
+    fd_directions: int = 8  # at most this many directions per finite-difference gradient
+    basin: float = 0.01  # an ascent that comes this close (unit coordinates) to where another ended stops
+    threshold: float = THRESHOLD
+
+    def __post_init__(self):
+        if not isinstance(self.budget, (int, np.integer)) or self.budget <= 0:
+            raise ValueError(f"the adversary budget must be a positive number of model evaluations, got {self.budget}")
+        if self.method not in METHODS:
+            raise ValueError(f"unknown search method {self.method!r}; use one of {', '.join(METHODS)}")
+
+
+@dataclass
+class Found:
+    value: float
+    problem: int
+    x: np.ndarray
+
+
+@dataclass
+class Search:
+    """One search over a list of problems on one model (see the module docstring)."""
+
+    problems: list
+    evaluator: object
+    options: SearchOptions = field(default_factory=SearchOptions)
+
+    def __post_init__(self):
+        self.values = EvaluatorBackend(self.evaluator)
+        self.autograd = gradient_backend(self.evaluator)
+        self.rng = np.random.default_rng(self.options.seed)
+        self.phase = "setup"
+        self.spent = 0
+        self.setup = 0
+        self.seen: set[str] = set()
+        self.best: Found | None = None
+        self.first_exceed: int | None = None
+        self.trace: list[tuple[int, float]] = []
+        self.gradients: Counter = Counter()
+        self.errors: list[tuple[int, np.ndarray, str]] = []
+        self.nan_gradients = 0
+        self.starts = 0
+        self.stopped = ""
+        self.ends: list[tuple[int, np.ndarray]] = []  # where earlier ascents ended (basin memory)
+
+    # --- accounting ----------------------------------------------------------------------
+    def _charge(self, n: int):
+        if self.phase == "setup":
+            self.setup += n
+            return
+        if self.spent + n > self.options.budget:
+            raise BudgetExhausted
+        self.spent += n
+
+    def _charge_configs(self, configs):
+        from ..evaluation.evaluator import config_key, prepare
+
+        keys = list(dict.fromkeys(config_key(self.evaluator.model_id, prepare(c.to_atoms())) for c in configs))
+        new = [k for k in keys if k not in self.seen]
+        self._charge(len(new))
+        self.seen.update(new)
+
+    def _record(self, v: float, pi: int, x: np.ndarray):
+        if not math.isfinite(v):
+            return
+        if self.best is None or v > self.best.value:
+            self.best = Found(v, pi, np.array(x, dtype=float))
+            self.trace.append((self.spent, v))
+        if v > self.options.threshold and self.first_exceed is None:
+            self.first_exceed = self.spent
+
+    # --- values and gradients ------------------------------------------------------------
+    def value(self, pi: int, x) -> float:
+        """Normalised violation at ``x`` through the Evaluator (cached, counted)."""
+        p = self.problems[pi]
+        xt = tensor(x)
+        configs = p.configs(xt)
+        self._charge_configs(configs)
+        try:
+            outs = self.values.outputs(configs)
+        except ModelEvaluationError as err:
+            self.errors.append((pi, np.array(x, dtype=float), str(err)))
+            return -math.inf
+        v = float(p.normalized(p.violations(outs, xt)))
+        self._record(v, pi, x)
+        return v
+
+    def value_grad(self, pi: int, x) -> tuple[float, np.ndarray | None]:
+        """(v, dv/du): the model's forces when v depends on energies only and the model is conservative
+        (exact, one ordinary call); else autograd where the model allows; else finite differences."""
+        import torch
+
+        p = self.problems[pi]
+        if self.autograd is not None and not (p.energy_only and self.values.conservative):
+            xt = tensor(x, requires_grad=True)
+            configs = p.configs(xt)
+            self._charge(len(configs))
+            try:
+                vt = p.normalized(p.violations(self.autograd.outputs(configs), xt))
+                (g,) = torch.autograd.grad(vt, xt, allow_unused=True)
+                v = float(vt.detach())
+            except RuntimeError:  # the model's graph cannot be differentiated here
+                v, g = math.nan, None
+            if math.isfinite(v) and g is not None and bool(torch.all(torch.isfinite(g))):
+                self._record(v, pi, x)
+                self.gradients[AUTOGRAD] += 1
+                return v, g.numpy() * p.span
+            self.nan_gradients += 1
+            v = self.value(pi, x)
+        else:
+            xt = tensor(x, requires_grad=True)
+            configs = p.configs(xt)
+            self._charge_configs(configs)
+            self.values.flags.clear()
+            try:
+                outs = self.values.outputs(configs)
+            except ModelEvaluationError as err:
+                self.errors.append((pi, np.array(x, dtype=float), str(err)))
+                return -math.inf, None
+            vt = p.normalized(p.violations(outs, xt))
+            v = float(vt.detach())
+            self._record(v, pi, x)
+            try:
+                (g,) = torch.autograd.grad(vt, xt, allow_unused=True)
+            except RuntimeError:  # v does not depend on x through anything the forces can differentiate
+                g = None
+                self.values.flags.append("no graph")
+            if not self.values.flags and g is not None and bool(torch.all(torch.isfinite(g))):
+                self.gradients[FORCES] += 1
+                return v, g.numpy() * p.span
+            if g is not None and not bool(torch.all(torch.isfinite(g))):
+                self.nan_gradients += 1
+        if not math.isfinite(v):
+            return v, None
+        return v, self.fd_gradient(pi, x)
+
+    def fd_gradient(self, pi: int, x) -> np.ndarray | None:
+        """Central differences (in unit coordinates) through the Evaluator, along at most
+        ``fd_directions`` directions (random orthonormal ones when Z has more dimensions)."""
+        p = self.problems[pi]
+        u = p.to_unit(x)
+        active = np.where(p.span > 0)[0]
+        if not len(active):
+            return None
+        k = min(len(active), self.options.fd_directions)
+        if k == len(active):
+            basis = np.eye(len(active))
+        else:
+            q, _ = np.linalg.qr(self.rng.normal(size=(len(active), k)))
+            basis = q.T
+        h = self.options.fd_step
+        g = np.zeros(len(u))
+        for row in basis:
+            d = np.zeros(len(u))
+            d[active] = row
+            xp = p.repair(p.from_unit(u + h * d))
+            xm = p.repair(p.from_unit(u - h * d))
+            denom = float(d @ (p.to_unit(xp) - p.to_unit(xm)))
+            if abs(denom) < 1e-12:
+                continue
+            vp, vm = self.value(pi, xp), self.value(pi, xm)
+            if math.isfinite(vp) and math.isfinite(vm):
+                g += (vp - vm) / denom * d
+        self.gradients[FINITE_DIFFERENCES] += 1
+        return g * (len(active) / k)
+
+    # --- the methods ---------------------------------------------------------------------
+    def run(self) -> "Search":
+        pool = []
+        for pi, p in enumerate(self.problems):
+            for x in p.seeds:
+                pool.append((self.value(pi, x), pi, x))
+        self.phase = "search"
+        self.setup_calls = self.evaluator.stats.calls  # model calls made up to here (seeds included)
+        try:
+            getattr(self, f"_{self.options.method}")(pool)
+            self.stopped = "search ended before the budget"
+        except BudgetExhausted:
+            self.stopped = "budget spent"
+        return self
+
+    def _random_point(self):
+        pi = int(self.rng.integers(len(self.problems)))
+        return pi, self.problems[pi].sample(self.rng)
+
+    def _random(self, pool):
+        idle = 0
+        for _ in range(100 * self.options.budget):
+            before = self.spent
+            self.value(*self._random_point())
+            idle = idle + 1 if self.spent == before else 0
+            if idle > 1000:  # Z has no unevaluated point left
+                return
+
+    def _ascent(self, pool):
+        # Ascend from the best point known; between starts, spend random admissible points until
+        # they are ``explore`` of what was spent (so random search is always part of the adversary).
+        explored = 0
+        for _ in range(100 * self.options.budget):
+            while explored < self.options.explore * self.spent or not pool:
+                before = self.spent
+                pi, x = self._random_point()
+                pool.append((self.value(pi, x), pi, x))
+                explored += max(self.spent - before, 1)
+            pool.sort(key=lambda t: -t[0] if math.isfinite(t[0]) else math.inf)
+            v, pi, x = pool.pop(0)
+            self.ascend(pi, x, v)
+
+    def ascend(self, pi: int, x, v: float):
+        """Adam ascent from ``x`` with backtracking: a step is kept only if v rises (then the step
+        grows), else it is halved and Adam's moments restart; every trial point is projected into Z first. Stops after
+        ``patience`` failed trials in a row, at ``max_steps`` trials, or in a basin another start
+        already climbed."""
+        p = self.problems[pi]
+        self.starts += 1
+        opt = self.options
+        b1, b2 = 0.9, 0.999
+        u = p.to_unit(x)
+        m = np.zeros_like(u)
+        s = np.zeros_like(u)
+        lr, stall, t = opt.lr, 0, 0
+        try:
+            v, g = self.value_grad(pi, x)
+            for _ in range(opt.max_steps):
+                if g is None or not math.isfinite(v) or not np.any(g):
+                    return
+                if any(e_pi == pi and np.max(np.abs(u - e_u)) < opt.basin for e_pi, e_u in self.ends):
+                    return  # an earlier start already climbed this basin
+                t += 1
+                m1 = b1 * m + (1 - b1) * g
+                s1 = b2 * s + (1 - b2) * g * g
+                mh, sh = m1 / (1 - b1**t), np.sqrt(s1 / (1 - b2**t))
+                step = lr * mh / (sh + 1e-12 * max(float(sh.max()), 1e-300))
+                x_new = p.repair(p.from_unit(u + step))
+                u_new = p.to_unit(x_new)
+                if np.max(np.abs(u_new - u)) < 1e-9:  # the projection undid the step
+                    t -= 1
+                    stall, lr = stall + 1, lr * 0.5
+                    if stall >= opt.patience:
+                        return
+                    continue
+                v_new, g_new = self.value_grad(pi, x_new)
+                if math.isfinite(v_new) and v_new > v:
+                    x, u, v, g, m, s = x_new, u_new, v_new, g_new, m1, s1
+                    stall, lr = 0, min(lr * opt.grow, opt.lr_max)
+                else:  # restart the moments at the current point with half the step
+                    t, m, s = 0, np.zeros_like(u), np.zeros_like(u)
+                    stall, lr = stall + 1, lr * 0.5
+                    if stall >= opt.patience:
+                        return
+        finally:
+            self.ends.append((pi, u.copy()))
+
+    def _hypothesis(self, pool):
+        from hypothesis import HealthCheck, Phase, given, seed, settings, target
+        from hypothesis import strategies as st
+
+        from ..strategies import domain_points
+
+        points = st.integers(0, len(self.problems) - 1).flatmap(
+            lambda pi: domain_points(self.problems[pi]).map(lambda x: (pi, x)))
+
+        @seed(self.options.seed)
+        @settings(max_examples=100 * self.options.budget, database=None, deadline=None,
+                  phases=[Phase.generate, Phase.target], suppress_health_check=list(HealthCheck),
+                  report_multiple_bugs=False, print_blob=False)
+        @given(points)
+        def probe(point):
+            v = self.value(*point)
+            target(v if math.isfinite(v) else -1e300, label="normalized violation")
+
+        probe()

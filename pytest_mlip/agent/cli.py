@@ -1,0 +1,89 @@
+"""``pytest-mlip detect``: the detective agent from the command line."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser(
+        "detect", help="search for failure modes of a target model: hypotheses, probes, escalation reports, tests",
+        description="Form falsifiable failure hypotheses from contract evidence, pre-register their predictions, "
+                    "probe them on the target and a committee, render escalate/reject verdicts, and write an "
+                    "escalation report (with a DFT verification card) and protocol files that pytest collects.")
+    p.add_argument("--target", required=True, metavar="MODEL", help="the model under inspection (a --mlip spec)")
+    p.add_argument("--committee", default="default", metavar="LIST",
+                   help="comma-separated committee models (default: one usable shipped model per other family)")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--report", default=None, metavar="DIR",
+                     help="evidence: a report folder (or report.json) written by pytest --mlip=... --mlip-report=DIR")
+    src.add_argument("--store", default=None, metavar="PATH",
+                     help="evidence: a provenance store written by pytest (e.g. .mlip/provenance.sqlite); the latest "
+                          "finished run on the target")
+    p.add_argument("--contracts", default=None, metavar="LIST",
+                   help="when gathering evidence: only these contracts (comma-separated names; default: every contract "
+                        "whose check the planners can write protocols for)")
+    p.add_argument("--suite", action="append", default=None, metavar="FILE",
+                   help="contract file(s) the evidence and the planner's settings come from instead of the built-in "
+                        "suite (repeatable)")
+    p.add_argument("--planner", choices=("offline", "anthropic"), default=None,
+                   help="who proposes hypotheses (default: anthropic when ANTHROPIC_API_KEY is set, else offline)")
+    p.add_argument("--llm-model", default=None, metavar="NAME",
+                   help="Anthropic model for --planner anthropic (default $ANTHROPIC_MODEL or claude-opus-5)")
+    p.add_argument("--hypotheses", type=int, default=3, metavar="N", help="settle at most N hypotheses (default 3)")
+    p.add_argument("--escalations", type=int, default=1, metavar="K",
+                   help="stop after K escalations (default 1: the search ends at the first escalation)")
+    p.add_argument("--budget", type=int, default=20000, metavar="CALLS",
+                   help="model evaluations (real calls, target and committee together) before the search stops")
+    p.add_argument("--output", default="mlip-detective", metavar="DIR",
+                   help="output folder: memory, escalation reports, provenance store (default mlip-detective)")
+    p.add_argument("--memory", default=None, metavar="FILE",
+                   help="evidence memory (append-only JSONL; default OUTPUT/memory.jsonl)")
+    p.add_argument("--tests-dir", default="generated_tests", metavar="DIR",
+                   help="where kept protocol files go, collected by pytest (default generated_tests; 'none' to "
+                        "write them only under OUTPUT)")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args) -> int:
+    from ..errors import MlipError
+    from ..models.registry import default_committee
+
+    if args.hypotheses < 1 or args.escalations < 1 or args.budget < 1:
+        raise MlipError("--hypotheses, --escalations and --budget must be positive")
+    if args.committee.strip().lower() == "default":
+        committee = default_committee(args.target)
+    elif args.committee.strip().lower() == "none":
+        committee = []
+    else:
+        committee = [c.strip() for c in args.committee.split(",") if c.strip()]
+    planner_name = args.planner or ("anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "offline")
+    if planner_name == "anthropic":
+        from .anthropic_planner import AnthropicPlanner
+
+        planner = AnthropicPlanner.from_environment(model=args.llm_model)
+    else:
+        from .planner import OfflinePlanner
+
+        planner = OfflinePlanner()
+    from .detective import Detective
+
+    tests_dir = None if args.tests_dir.strip().lower() in ("", "none") else args.tests_dir
+    det = Detective(args.target, committee, planner, args.output, memory_path=args.memory, tests_dir=tests_dir,
+                    budget=args.budget, max_hypotheses=args.hypotheses, max_escalations=args.escalations,
+                    report=args.report, store=args.store, argv=sys.argv[1:],
+                    contracts=[c.strip() for c in args.contracts.split(",")] if args.contracts else None,
+                    suite_files=args.suite)
+    summary = det.run()
+    print(f"detective: {len(summary.hypotheses)} hypothesis(es), {len(summary.escalations)} escalated; "
+          f"{summary.evaluations} model evaluations in {summary.seconds:.1f} s"
+          + (f"; {summary.tokens.get('input_tokens', 0)} input / {summary.tokens.get('output_tokens', 0)} output "
+             "tokens" if summary.tokens.get("calls") else "") + f"; stopped: {summary.stopped}")
+    for x in summary.hypotheses:
+        print(f"  {x['hypothesis'].id} {x['verdict'].verdict:<9} {x['hypothesis'].key}")
+    for f in summary.files:
+        print(f"  wrote {f}")
+    print(f"  report: {det.out / 'report.md'}")
+    return 0

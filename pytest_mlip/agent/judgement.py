@@ -1,0 +1,133 @@
+"""Verdicts rendered against the pre-registration: escalate, reject, or exhausted.
+
+The rules are fixed and asymmetric. An exact-constraint violation (an exact
+basis protocol the target fails with v/tau > 1) is decisive on its own;
+committee disagreement only allocates suspicion (a disagreement-basis
+hypothesis escalates only when the target stands at least a decade above the
+committee median). Each prediction with a definite expectation is checked as
+registered; any that fails rejects the hypothesis, with the prediction as the
+reason. Every model failing a scope protocol alike (the target not standing
+a decade above the committee) makes the protocol suspect and rejects too. There is no "confirm": confirmation belongs to the human verifier.
+"""
+
+from __future__ import annotations
+
+from .schema import AgentVerdict, Hypothesis, PredictionCheck, Preregistration, ProbeReport
+
+#: a disagreement-basis escalation needs the target this many decades above the committee median
+DISAGREEMENT_DECADES = 1.0
+
+
+def spell(decades: float) -> str:
+    """A decade count in words (reports print no uncited digits)."""
+    words = {1.0: "one decade", 2.0: "two decades", 3.0: "three decades", 0.5: "half a decade"}
+    return words.get(float(decades), "the pre-registered number of decades")
+
+
+def _observed(status: str) -> str:
+    return {"error": "fail"}.get(status, status)
+
+
+def _committee_observed(report: ProbeReport) -> str:
+    """Outcome of the committee: 'fail' when most members violate the protocol, else 'pass' ('skip' when none ran).
+
+    Unanimity is neither expected nor required: one member out of two violating it still counts as pass.
+    """
+    obs = [_observed(o.status) for o in report.committee if o.status != "skip"]
+    if not obs:
+        return "skip"
+    fails = sum(1 for o in obs if o == "fail")
+    return "fail" if fails * 2 > len(obs) else "pass"
+
+
+def check_predictions(prereg: Preregistration, reports: dict[str, ProbeReport]) -> list[PredictionCheck]:
+    out = []
+    for p in prereg.predictions:
+        r = reports.get(p.name)
+        if r is None:
+            out.append(PredictionCheck(name=p.name, kind=p.kind, expected=f"target {p.target}", observed="not run",
+                                       held=None, note="not run (evaluation budget spent or stopped)"))
+            continue
+        t = _observed(r.target.status)
+        if p.target in ("pass", "fail"):
+            if t == "skip":
+                out.append(PredictionCheck(name=p.name, kind=p.kind, expected=f"target {p.target}",
+                                           observed="skip", held=None, note=r.target.reason or "skipped"))
+            else:
+                out.append(PredictionCheck(name=p.name, kind=p.kind, expected=f"target {p.target}", observed=t,
+                                           held=(t == p.target)))
+        else:
+            out.append(PredictionCheck(name=p.name, kind=p.kind, expected="target any", observed=t, held=None,
+                                       note="informational"))
+        if p.excess_decades is not None:
+            dis = r.signals.get("disagreement")
+            want = f"target at least {spell(p.excess_decades)} above the committee median"
+            if dis is None:
+                out.append(PredictionCheck(name=p.name, kind=p.kind, expected=want, observed="no committee value",
+                                           held=None))
+            else:
+                out.append(PredictionCheck(name=p.name, kind=p.kind, expected=want,
+                                           observed=f"{float(dis):.3g} decades", held=float(dis) >= p.excess_decades))
+        if p.committee in ("pass", "fail"):
+            c = _committee_observed(r)
+            held = None if c in ("skip",) else (c == p.committee)
+            out.append(PredictionCheck(name=p.name, kind=p.kind, expected=f"committee {p.committee} (at least half)",
+                                       observed=f"committee {c}", held=held))
+    return out
+
+
+def render(h: Hypothesis, prereg: Preregistration, reports: dict[str, ProbeReport],
+           budget_spent: bool = False) -> AgentVerdict:
+    """The rule-based verdict for a hypothesis given its pre-registration and probe reports."""
+    checks = check_predictions(prereg, reports)
+    failed = [c for c in checks if c.held is False]
+    reasons = []
+    for c in failed:
+        reasons.append(f"pre-registered prediction failed: {c.name} ({c.kind}) expected {c.expected}, observed "
+                       f"{c.observed}")
+    suspects = [r for r in reports.values() if r.protocol_suspect and r.kind == "scope"]
+    for r in suspects:
+        reasons.append(f"protocol suspect: every model (target and committee) violates {r.name}")
+    if failed or suspects:
+        return AgentVerdict(hypothesis=h.id, verdict="reject", reasons=reasons, checks=checks)
+    definite = [c for c in checks if c.expected.startswith("target ") and not c.expected.endswith("any")]
+    untested = [c for c in definite if c.held is None]
+    if untested:
+        why = "evaluation budget spent" if budget_spent else "untestable"
+        return AgentVerdict(hypothesis=h.id, verdict="exhausted", checks=checks,
+                            reasons=[f"{why}: {c.name} ({c.kind}) {c.note or c.observed}" for c in untested])
+    scope = [reports[p.name] for p in prereg.predictions if p.kind == "scope" and p.target == "fail"
+             and p.name in reports]
+    decisive = [r for r in scope if r.target.status in ("fail", "error")
+                and (r.signals.get("exact_violation") or 0) > 1.0]
+    if h.basis == "exact" and decisive:
+        reasons = [f"the target violates the exact constraint on the pre-registered scope protocol {r.name} "
+                   "(decisive on its own); every definite prediction held" for r in decisive]
+        for r in decisive:
+            if _committee_observed(r) == "fail" or any(o.status in ("fail", "error") for o in r.committee):
+                reasons.append(f"committee members violate {r.name} too, but the target stands out by its size "
+                               "(the pre-registered disagreement held)")
+        return AgentVerdict(hypothesis=h.id, verdict="escalate", type="exact-constraint violation", checks=checks,
+                            reasons=reasons)
+    strong = [r for r in scope if (r.signals.get("disagreement") or 0) >= DISAGREEMENT_DECADES]
+    if h.basis == "disagreement" and strong:
+        return AgentVerdict(hypothesis=h.id, verdict="escalate", type="cross-model disagreement", checks=checks,
+                            reasons=[f"the target stands at least {DISAGREEMENT_DECADES:g} decade above the committee "
+                                     f"median on {r.name}; every definite prediction held" for r in strong])
+    return AgentVerdict(hypothesis=h.id, verdict="reject", checks=checks,
+                        reasons=["no decisive signal: the predictions held but no scope protocol shows a decisive "
+                                 "exact violation or a strong disagreement"])
+
+
+def allowed(planner_verdict: str, rule: AgentVerdict) -> str | None:
+    """Why a planner's verdict is inconsistent with the rules (None: allowed).
+
+    A planner may always reject (with its reason); it may escalate only what
+    the rules escalate; "confirm" does not exist.
+    """
+    if planner_verdict not in ("escalate", "reject"):
+        return f"verdict {planner_verdict!r} is not available: render escalate or reject (never confirm)"
+    if planner_verdict == "escalate" and rule.verdict != "escalate":
+        return ("escalation refused: against the pre-registration the evidence gives "
+                f"{rule.verdict} ({'; '.join(rule.reasons) or 'no reason'})")
+    return None

@@ -1,0 +1,230 @@
+"""Protocols as data: contract tables, their TOML form, and the units a scope grid varies.
+
+A protocol is one ``[[contract]]`` table of the built-in contract-file format
+(``contracts/mlip_*.toml``): a fixed check routine plus data. The detective
+never writes code; it writes tables, serialises them with :func:`to_toml`
+(a small writer for the value types a table holds), and reads them back with
+:func:`~pytest_mlip.contracts.files.parse_contracts`, so what runs is exactly
+what a maintainer reads in the file.
+
+*Units* are what a scope grid varies: the dimer pairs and surface approaches
+of the repulsive wall, the fragment pairs of the dissociation limit, the
+structures of the symmetry and stress-strain checks. Each unit has the probe
+id its check gives it, so evidence (per-probe results) maps back onto units.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+#: fields of a contract table written first, in this order
+_HEAD = ("name", "check", "hard", "basis", "description")
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_\-]+$")
+
+
+# --- TOML ------------------------------------------------------------------------------------------------------------
+
+
+def _key(k: str) -> str:
+    return k if _BARE_KEY.match(k) else json.dumps(k)
+
+
+def toml_value(v: Any) -> str:
+    """TOML form of a table value: strings, booleans, numbers, arrays and inline tables."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise ValueError(f"non-finite number {v} cannot be written to a protocol")
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=True)  # a TOML basic string (same escapes as JSON)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        items = sorted(v.items(), key=lambda kv: kv[0] != "kind")  # a structure spec reads best kind-first
+        return "{ " + ", ".join(f"{_key(str(k))} = {toml_value(x)}" for k, x in items) + " }" if v else "{}"
+    raise TypeError(f"a protocol holds only data; {type(v).__name__} is not allowed")
+
+
+def to_toml(tables: list[dict], header: list[str] | None = None) -> str:
+    """A contract file with ``tables`` as ``[[contract]]`` entries, ``header`` lines as comments."""
+    lines = [f"# {h}".rstrip() for h in (header or [])]
+    for t in tables:
+        if lines:
+            lines.append("")
+        lines.append("[[contract]]")
+        for k in _HEAD:
+            if k in t:
+                lines.append(f"{k} = {toml_value(t[k])}")
+        for k, v in t.items():
+            if k not in _HEAD:
+                lines.append(f"{_key(k)} = {toml_value(v)}")
+    return "\n".join(lines) + "\n"
+
+
+def table_of(settings) -> dict:
+    """The minimal contract table of validated settings (defaults left out, tolerance always written)."""
+    full = settings.model_dump(mode="json")
+    out: dict[str, Any] = {}
+    fields = type(settings).model_fields
+    for name, value in full.items():
+        f = fields[name]
+        if name in ("name", "check", "tolerance"):
+            out[name] = value
+            continue
+        default = f.get_default(call_default_factory=True)
+        try:
+            default_json = json.loads(json.dumps(default, default=_jsonable))
+        except TypeError:
+            default_json = object()
+        if value != default_json:
+            out[name] = _drop_defaults(value)
+    return out
+
+
+def _jsonable(obj):
+    if hasattr(obj, "model_dump"):
+        return obj.model_dump(mode="json")
+    raise TypeError(type(obj).__name__)
+
+
+def _drop_defaults(value):
+    """Structure specs written with only their non-default fields (short, readable tables)."""
+    if isinstance(value, list):
+        return [_drop_defaults(v) for v in value]
+    if isinstance(value, dict) and "kind" in value:
+        from .. import structures as S
+
+        cls = {c.model_fields["kind"].default: c for c in (S.Atom, S.Molecule, S.Dimer, S.Cluster, S.Bulk, S.Slab,
+                                                             S.File)}.get(value["kind"])
+        if cls is not None:
+            out = {}
+            for k, v in value.items():
+                f = cls.model_fields.get(k)
+                if k == "kind" or f is None or f.is_required():
+                    out[k] = v
+                    continue
+                d = f.get_default(call_default_factory=True)
+                if isinstance(d, tuple):
+                    d = list(d)
+                if v != d:
+                    out[k] = v
+            return out
+    return value
+
+
+def normalized(settings) -> str:
+    """Content that decides what a protocol tests: no name, description or hard flag; unit lists sorted."""
+    d = settings.model_dump(mode="json", exclude={"name", "description", "hard"})
+    for k, v in list(d.items()):
+        if isinstance(v, list):
+            d[k] = sorted(v, key=lambda x: json.dumps(x, sort_keys=True))
+    return json.dumps(d, sort_keys=True, separators=(",", ":"))
+
+
+# --- units -----------------------------------------------------------------------------------------------------------
+
+#: the list field of each check's table that holds its units
+UNIT_FIELDS = {"repulsive_wall": ("pairs", "surfaces"), "dissociation": ("pairs",), "symmetry": ("structures",),
+               "stress_strain": ("structures",)}
+
+
+def unit_fields(check: str) -> tuple[str, ...]:
+    return UNIT_FIELDS.get(check, ("structures",))
+
+
+def spec_label(spec: dict) -> str:
+    """The probe label a structure spec (as a JSON dict) gets from its check."""
+    from pydantic import TypeAdapter
+
+    from ..structures import StructureSpec
+
+    return TypeAdapter(StructureSpec).validate_python(spec).label()
+
+
+def unit_probe_id(check: str, field: str, unit) -> str:
+    """Probe id the check gives a unit (mirrors each check's ``probes``)."""
+    if check == "repulsive_wall" and field == "pairs":
+        return f"{unit[0]}-{unit[1]}"
+    if check == "repulsive_wall" and field == "surfaces":
+        facet = unit.get("facet", "fcc111")
+        return f"{unit['adatom']}/{unit['element']}({facet[3:]})-top"
+    if check == "dissociation":
+        return f"{spec_label(unit[0])}+{spec_label(unit[1])}"
+    return spec_label(unit)
+
+
+def units_of(table: dict) -> list[tuple[str, Any]]:
+    """(field, unit) of every unit in a contract table."""
+    out = []
+    for field in unit_fields(table["check"]):
+        for u in table.get(field, []) or []:
+            out.append((field, u))
+    return out
+
+
+def unit_elements(field: str, unit) -> list[str]:
+    """Chemical elements a unit contains."""
+    from ase.formula import Formula
+
+    if isinstance(unit, (list, tuple)) and unit and isinstance(unit[0], str):
+        return sorted(set(unit))
+    if isinstance(unit, (list, tuple)):
+        out: set[str] = set()
+        for u in unit:
+            out.update(unit_elements(field, u))
+        return sorted(out)
+    if isinstance(unit, dict):
+        kind = unit.get("kind")
+        if kind is None and "adatom" in unit:
+            return sorted({unit["element"], unit["adatom"]})
+        if kind == "atom" or kind == "slab":
+            return [unit["element"]]
+        if kind == "dimer":
+            return sorted(set(unit["elements"]))
+        if kind == "cluster":
+            return sorted(Formula(unit["symbols"]).count())
+        if kind == "molecule":
+            from ase.build import molecule
+
+            return sorted(set(molecule(unit["name"]).get_chemical_symbols()))
+        if kind == "bulk":
+            return sorted(Formula(unit["name"]).count())
+    return []
+
+
+def unit_atoms(field: str, unit) -> int:
+    """Atoms in the largest configuration one unit builds (for size limits), without building it."""
+    from ase.formula import Formula
+
+    if isinstance(unit, (list, tuple)) and unit and isinstance(unit[0], str):
+        return 2
+    if isinstance(unit, (list, tuple)):
+        return sum(unit_atoms(field, u) for u in unit)
+    kind = unit.get("kind")
+    if kind is None and "adatom" in unit:
+        size = unit.get("size", (2, 2, 3))
+        return int(math.prod(size)) * 2 + 1
+    if kind == "atom":
+        return 1
+    if kind == "dimer":
+        return 2
+    if kind == "cluster":
+        return sum(Formula(unit["symbols"]).count().values())
+    if kind == "molecule":
+        from ase.build import molecule
+
+        return len(molecule(unit["name"]))
+    if kind == "bulk":
+        base = sum(Formula(unit["name"]).count().values())
+        per_cell = base * (8 if unit.get("cubic") or unit.get("orthorhombic") else 2)  # an upper bound
+        return per_cell * int(math.prod(unit.get("repeat", (1, 1, 1))))
+    if kind == "slab":
+        return int(math.prod(unit.get("size", (2, 2, 3)))) * 2
+    return 0

@@ -1,0 +1,398 @@
+"""Provenance, reports and the CI gate as pytest hooks (loaded by ``pytest_mlip.plugin``).
+
+- Every real model call and every number derived from a verdict is stored as
+  an artifact in a SQLite store (default ``provenance.sqlite`` in the
+  ``--mlip-output`` folder); each contract item records its artifacts right
+  after it runs, in the process that ran it (xdist workers included).
+- The item's report carries the artifact ids (user property
+  ``mlip_artifacts``) and, for JUnit XML, ``mlip_status``,
+  ``mlip_max_normalized``, ``mlip_violation``, ``mlip_tolerance`` and
+  ``mlip_artifact``.
+- ``--mlip-baseline``: a failed hard contract on the target that the baseline
+  already knows (and that did not regress beyond the margin) has its call
+  report turned into a pass here (``pytest_runtest_makereport``), so the run
+  fails only on new failures and regressions; the terminal shows it as
+  ``VIOLATED`` and the gate lists it as known.
+- At the end (controller only): the run artifact citing every verdict, the
+  report folder, the baseline update and the pull-request summary.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from ..errors import MlipError
+
+PROV_KEY = pytest.StashKey["ProvenanceRun"]()
+STORE_NAME = "provenance.sqlite"
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("mlip", "physics contracts for machine-learning interatomic potentials")
+    group.addoption("--mlip-store", action="store", default=None, metavar="PATH",
+                    help="SQLite provenance store of every model call and derived number "
+                         f"(default: {STORE_NAME} in the --mlip-output folder)")
+    group.addoption("--mlip-report", action="store", default=None, metavar="DIR",
+                    help="write report.json, report.md and a self-contained report.html (with figures) to DIR")
+    group.addoption("--mlip-baseline", action="store", default=None, metavar="FILE",
+                    help="CI gate: fail only on new hard failures or regressions against this baseline file")
+    group.addoption("--mlip-update-baseline", action="store_true", default=False,
+                    help="rewrite the --mlip-baseline file from this run (its failures become known ones)")
+    group.addoption("--mlip-regression-margin", action="store", type=float, default=0.2, metavar="FRACTION",
+                    help="relative growth of v/tau over the baseline that counts as a regression (default 0.2)")
+    group.addoption("--mlip-summary-md", action="store", default=None, metavar="FILE",
+                    help="write a short Markdown summary (verdicts, gate) fit for a pull-request comment")
+
+
+def _is_worker(config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def new_run_id() -> str:
+    return time.strftime("r%Y%m%dT%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
+
+
+class ProvenanceRun:
+    """Per-process provenance state of one pytest run."""
+
+    def __init__(self, config, state, run_id: str, code_version: str, store):
+        from .recorder import Ledger
+
+        self.config = config
+        self.state = state
+        self.run_id = run_id
+        self.code_version = code_version
+        self.store = store
+        self.ledger = Ledger(code_version, run_id)
+        self.entries: dict[str, tuple[dict, dict]] = {}  # nodeid -> (verdict json, artifact ids)
+        self.baseline: dict | None = None
+        self.baseline_path: Path | None = None
+        self.update_baseline = False
+        self.margin = 0.2
+        self.report_dir: Path | None = None
+        self.summary_path: Path | None = None
+        self.gate = None
+        self.written: list[str] = []
+        self.errors: list[str] = []
+        self.evaluators: list = []
+        self.new_artifacts = 0
+        self.run_artifact: str | None = None
+
+    def flush(self, extra=()):
+        arts = self.ledger.take() + list(extra)
+        if arts:
+            self.new_artifacts += self.store.put_many(arts, run=self.run_id)
+
+
+def _resolve_store_path(config, state) -> Path:
+    raw = config.getoption("mlip_store")
+    if raw:
+        p = Path(raw).expanduser()
+        return p if p.is_absolute() else Path(config.invocation_params.dir) / p
+    return Path(state.output) / STORE_NAME
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    from ..plugin import STATE_KEY
+
+    state = config.stash.get(STATE_KEY, None)
+    if state is None:
+        return
+    from .artifact import code_version
+    from .store import Store
+
+    worker = getattr(config, "workerinput", None) or {}
+    run_id = worker.get("mlip_run_id") or new_run_id()
+    code = worker.get("mlip_code_version") or code_version()
+    try:
+        store = Store(_resolve_store_path(config, state))
+        prov = ProvenanceRun(config, state, run_id, code, store)
+        _configure_gate(config, prov)
+        if not _is_worker(config):
+            _configure_outputs(config, prov)
+    except MlipError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[PROV_KEY] = prov
+    if not _is_worker(config):
+        store.begin_run(run_id, code, state.target, list(state.committee), list(config.invocation_params.args))
+        config.pluginmanager.register(_Collector(config), "mlip-provenance-collector")
+
+
+def _configure_gate(config, prov):
+    from ..reporting.gate import BaselineError, load_baseline
+
+    raw = config.getoption("mlip_baseline")
+    prov.update_baseline = config.getoption("mlip_update_baseline")
+    prov.margin = config.getoption("mlip_regression_margin")
+    if prov.margin is None or not (prov.margin >= 0):
+        raise MlipError(f"--mlip-regression-margin must be a non-negative fraction, got {prov.margin}")
+    if prov.update_baseline and not raw:
+        raise MlipError("--mlip-update-baseline needs the file to write: add --mlip-baseline=FILE")
+    if not raw:
+        return
+    path = Path(raw).expanduser()
+    prov.baseline_path = path if path.is_absolute() else Path(config.invocation_params.dir) / path
+    if prov.update_baseline:
+        try:
+            prov.baseline = load_baseline(prov.baseline_path)
+        except BaselineError:
+            prov.baseline = {}  # rewritten at the end anyway
+        from ..reporting.report import writable_dir_error
+
+        err = writable_dir_error(prov.baseline_path.parent, "--mlip-baseline")
+        if err:
+            raise MlipError(err.replace("=DIR", "=FILE in a writable folder"))
+    else:
+        prov.baseline = load_baseline(prov.baseline_path)
+
+
+def _configure_outputs(config, prov):
+    from ..reporting.report import writable_dir_error
+
+    raw = config.getoption("mlip_report")
+    if raw:
+        p = Path(raw).expanduser()
+        prov.report_dir = p if p.is_absolute() else Path(config.invocation_params.dir) / p
+        if prov.report_dir.exists() and not prov.report_dir.is_dir():
+            raise MlipError(f"--mlip-report={raw} is a file, not a folder; pass a folder with --mlip-report=DIR")
+        err = writable_dir_error(prov.report_dir, "--mlip-report")
+        if err:
+            raise MlipError(err)
+        try:
+            import jinja2  # noqa: F401
+            import matplotlib  # noqa: F401
+        except ImportError as exc:
+            raise MlipError(f"--mlip-report needs {exc.name}: pip install 'pytest-mlip[report]'") from None
+    raw = config.getoption("mlip_summary_md")
+    if raw:
+        p = Path(raw).expanduser()
+        prov.summary_path = p if p.is_absolute() else Path(config.invocation_params.dir) / p
+        err = writable_dir_error(prov.summary_path.parent, "--mlip-summary-md")
+        if err:
+            raise MlipError(err.replace("=DIR", "=FILE in a writable folder"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """xdist controller: every worker records under the controller's run id and code version."""
+    prov = node.config.stash.get(PROV_KEY, None)
+    if prov is not None:
+        node.workerinput["mlip_run_id"] = prov.run_id
+        node.workerinput["mlip_code_version"] = prov.code_version
+
+
+def _contract_item(item) -> bool:
+    from ..plugin import ContractItem
+
+    return isinstance(item, ContractItem)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    prov = item.config.stash.get(PROV_KEY, None)
+    if prov is None or not _contract_item(item):
+        return (yield)
+    evaluator = None
+    try:
+        from ..evaluation import evaluator_for
+
+        evaluator = evaluator_for(item.model)
+    except Exception:  # the item reports the load error itself
+        pass
+    if evaluator is not None:
+        evaluator.recorder = prov.ledger.on_evaluation
+        if not any(e is evaluator for e in prov.evaluators):
+            prov.evaluators.append(evaluator)
+    prov.ledger.context = {"item": item.nodeid}
+    try:
+        return (yield)
+    finally:
+        _record_item(item, prov, evaluator)
+
+
+def _record_item(item, prov, evaluator):
+    from .recorder import verdict_artifacts
+
+    verdict = getattr(item, "verdict", None)
+    if verdict is None or evaluator is None:
+        prov.flush()
+        return
+    from ..reporting.report import reproduce_command
+
+    arts, ids = verdict_artifacts(verdict, evaluator, prov.code_version, run=prov.run_id,
+                                  context={"item": item.nodeid})
+    ids["spec"] = item.model
+    ids["reproduce"] = reproduce_command(item.model, verdict.contract)
+    prov.flush(arts)
+    props = item.user_properties
+    props.append(("mlip_artifacts", json.dumps(ids, sort_keys=True)))
+    props.append(("mlip_artifact", ids["verdict"]))
+    props.append(("mlip_status", verdict.status))
+    if verdict.max_normalized is not None:
+        props.append(("mlip_max_normalized", repr(float(verdict.max_normalized))))
+    worst = verdict.worst()
+    if worst is not None and worst.violations:
+        props.append(("mlip_worst_probe", worst.probe))
+        props.append(("mlip_violation", ", ".join(f"{k}={v!r}" for k, v in worst.violations.items())))
+    props.append(("mlip_tolerance", ", ".join(f"{k}={v!r}" for k, v in verdict.tolerance.items())))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    rep = yield
+    prov = item.config.stash.get(PROV_KEY, None)
+    if (prov is None or rep.when != "call" or prov.baseline is None or not _contract_item(item)
+            or getattr(item, "verdict", None) is None or not item.verdict.gating):
+        return rep
+    from ..reporting.gate import classify
+
+    v = item.verdict
+    entry = prov.baseline.get((v.model, v.contract))
+    change = classify({"model": v.model, "contract": v.contract, "role": v.role, "hard": v.hard,
+                       "status": v.status, "max_normalized": v.max_normalized}, entry, prov.margin)
+    kind = "known" if prov.update_baseline else change.kind
+    note = f"{kind}" + (f": {change.note}" if change.note and not prov.update_baseline else "")
+    if kind in ("known", "improved") and rep.failed:
+        # A failure the baseline already records: report it, do not fail the run.
+        rep.outcome = "passed"
+        rep.longrepr = None
+    rep.user_properties.append(("mlip_gate", note))
+    item.user_properties.append(("mlip_gate", note))
+    return rep
+
+
+def _collect(config, report):
+    prov = config.stash.get(PROV_KEY, None)
+    if prov is None or report.when != "call":
+        return
+    verdict = ids = None
+    for key, value in getattr(report, "user_properties", []):
+        if key == "mlip_verdict":
+            verdict = json.loads(value)
+        elif key == "mlip_artifacts":
+            ids = json.loads(value)
+    if verdict is not None and ids is not None:
+        prov.entries[report.nodeid] = (verdict, ids)
+
+
+class _Collector:
+    """Gathers each item's verdict and artifact ids from its report (on the xdist controller too)."""
+
+    def __init__(self, config):
+        self.config = config
+
+    def pytest_runtest_logreport(self, report):
+        _collect(self.config, report)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    prov = config.stash.get(PROV_KEY, None)
+    if prov is None:
+        return
+    try:
+        prov.flush()
+        if _is_worker(config):
+            return
+        _finish_run(prov)
+    except MlipError as exc:
+        prov.errors.append(str(exc))
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+    finally:
+        for ev in prov.evaluators:
+            if getattr(ev.recorder, "__self__", None) is prov.ledger:
+                ev.recorder = None
+        if _is_worker(config):
+            prov.store.close()
+
+
+def _finish_run(prov):
+    from ..reporting.gate import baseline_document, compare, is_gating, write_atomic
+    from .recorder import run_artifact
+
+    entries = [prov.entries[k] for k in sorted(prov.entries)]
+    verdicts = [v for v, _ in entries]
+    vids = [ids["verdict"] for _, ids in entries]
+    required = [ids["verdict"] for v, ids in entries if is_gating(v)]
+    texts = {ids["verdict"]: {"reproduce": ids.get("reproduce"), "worst_file": v.get("worst_file")}
+             for v, ids in entries}
+    run_art = run_artifact(prov.run_id, prov.code_version, prov.state.target, list(prov.state.committee), vids,
+                           required, texts)
+    prov.flush([run_art])
+    models = {}
+    for v, ids in entries:
+        ident = ids.get("model") or {}
+        m = models.setdefault(v["model"], {"version": ident.get("version"),
+                                            "weights_hash": ident.get("weights_hash"), "role": v["role"],
+                                            "spec": ids.get("spec")})
+        if v["role"] == "target":
+            m["role"] = "target"
+    prov.store.finish_run(prov.run_id, models, run_art.id)
+    prov.run_artifact = run_art.id
+
+    if prov.baseline is not None:
+        prov.gate = compare(verdicts, prov.baseline, prov.margin)
+    if prov.update_baseline and prov.baseline_path is not None:
+        arts = {(v["model"], v["contract"]): ids.get("max_normalized") or ids["verdict"] for v, ids in entries}
+        doc = baseline_document(verdicts, prov.state.target, prov.run_id, prov.code_version, arts)
+        try:
+            write_atomic(prov.baseline_path, json.dumps(doc, indent=1) + "\n")
+        except OSError as exc:
+            raise MlipError(f"cannot write the baseline {prov.baseline_path} ({exc.strerror}); "
+                            "pass --mlip-baseline=FILE in a writable folder") from None
+        prov.written.append(f"baseline: {prov.baseline_path} ({len(doc['entries'])} entries)")
+    if prov.report_dir is not None:
+        from ..reporting.report import build_report, write_report
+
+        run = prov.store.run(prov.run_id)
+        data = build_report(prov.store, run, entries, gate=prov.gate)
+        write_report(prov.report_dir, data, prov.store)
+        prov.written.append(f"report: {prov.report_dir / 'report.html'} (and report.md, report.json)")
+    if prov.summary_path is not None:
+        from ..reporting.summary import summary_markdown
+
+        text = summary_markdown(entries, prov)
+        try:
+            write_atomic(prov.summary_path, text)
+        except OSError as exc:
+            raise MlipError(f"cannot write {prov.summary_path} ({exc.strerror}); "
+                            "pass --mlip-summary-md=FILE in a writable folder") from None
+        prov.written.append(f"summary: {prov.summary_path}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    result = yield
+    prov = config.stash.get(PROV_KEY, None)
+    if prov is None:
+        return result
+    from ..reporting.gate import gate_lines
+
+    tr = terminalreporter
+    if prov.gate is not None:
+        tr.section("mlip gate")
+        for line in gate_lines(prov.gate):
+            tr.write_line(line)
+    n = prov.store.count(run=prov.run_id)
+    tr.write_line(f"provenance: run {prov.run_id}, {n} new artifact(s) in {prov.store.path}")
+    for line in prov.written:
+        tr.write_line(line)
+    for err in prov.errors:
+        tr.write_line(f"ERROR: {err}", red=True)
+    if prov.errors:
+        print(f"ERROR: {prov.errors[0]}", file=sys.stderr)
+    return result
+
+
+def pytest_unconfigure(config):
+    prov = config.stash.get(PROV_KEY, None)
+    if prov is not None:
+        prov.store.close()
+

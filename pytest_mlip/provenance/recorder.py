@@ -1,0 +1,277 @@
+"""Turn model calls and verdicts into artifacts.
+
+Model calls arrive through the evaluator's ``recorder`` callback (real calls
+only, with the configuration, which becomes the artifact's payload). A
+verdict becomes tolerance, violation, normalized-violation, observable,
+worst-case and verdict artifacts, each citing what it was computed from; a
+probe cites the evaluations of every configuration it asked for (cache hits
+included), rebuilt from the evaluator's cache when the call happened before
+recording started. The id of an evaluation depends only on the configuration
+key and the outputs, so both routes give the same id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any
+
+import numpy as np
+
+from .artifact import Artifact, ModelIdentity
+
+EVALUATE_ROUTINE = "pytest_mlip.evaluation.Evaluator.evaluate"
+NORMALIZE_ROUTINE = "pytest_mlip.contracts.base.Check._run_probe"
+AGGREGATE_ROUTINE = "pytest_mlip.contracts.base.Check._aggregate"
+SETTINGS_ROUTINE = "pytest_mlip.contracts.files.parse_contracts"
+
+
+def _evaluation_fields(result) -> tuple[str, Any]:
+    from ..errors import ModelEvaluationError
+
+    if isinstance(result, ModelEvaluationError):
+        return "evaluation_error", {"error": str(result)}
+    forces = np.ascontiguousarray(result.forces, dtype=np.float64)
+    value = {
+        "energy": float(result.energy),
+        "natoms": int(len(forces)),
+        "fmax": float(np.sqrt((forces ** 2).sum(axis=1)).max()) if len(forces) else 0.0,
+        "forces_sha256": hashlib.sha256(forces.tobytes()).hexdigest(),
+        "stress": None if result.stress is None else [float(x) for x in result.stress],
+    }
+    return "evaluation", value
+
+
+PAYLOAD_MAGIC = b"MLIPCFG1"
+
+
+def _payload(atoms, result) -> bytes | None:
+    """The configuration and full forces as compressed float64 (evidence to re-run the call; not in the id)."""
+    if atoms is None:
+        return None
+    import json
+    import zlib
+
+    from ..errors import ModelEvaluationError
+
+    n = len(atoms)
+    parts = [np.asarray(atoms.numbers, dtype=np.int32), np.asarray(atoms.positions, dtype=np.float64),
+             np.asarray(atoms.cell.array, dtype=np.float64), np.asarray(atoms.pbc, dtype=np.uint8)]
+    ok = not isinstance(result, ModelEvaluationError)
+    stress = ok and result.stress is not None
+    if ok:
+        parts.append(np.asarray(result.forces, dtype=np.float64))
+        if stress:
+            parts.append(np.asarray(result.stress, dtype=np.float64))
+    header = json.dumps({"natoms": n, "forces": ok, "stress": bool(stress)}).encode()
+    body = b"".join(np.ascontiguousarray(p).tobytes() for p in parts)
+    return PAYLOAD_MAGIC + len(header).to_bytes(2, "little") + header + zlib.compress(body, 6)
+
+
+def decode_payload(blob: bytes) -> dict:
+    """Inverse of :func:`_payload`: numbers, positions, cell, pbc, and forces/stress when stored."""
+    import json
+    import zlib
+
+    if not blob or not blob.startswith(PAYLOAD_MAGIC):
+        raise ValueError("not a pytest-mlip configuration payload")
+    k = len(PAYLOAD_MAGIC)
+    hl = int.from_bytes(blob[k:k + 2], "little")
+    header = json.loads(blob[k + 2:k + 2 + hl])
+    body = zlib.decompress(blob[k + 2 + hl:])
+    n = header["natoms"]
+    layout = [("numbers", np.int32, (n,)), ("positions", np.float64, (n, 3)), ("cell", np.float64, (3, 3)),
+              ("pbc", np.uint8, (3,))]
+    if header["forces"]:
+        layout.append(("forces", np.float64, (n, 3)))
+    if header["stress"]:
+        layout.append(("stress", np.float64, (6,)))
+    out, offset = {}, 0
+    for name, dtype, shape in layout:
+        size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        out[name] = np.frombuffer(body[offset:offset + size], dtype=dtype).reshape(shape).copy()
+        offset += size
+    out["pbc"] = out["pbc"].astype(bool)
+    return out
+
+
+def evaluation_artifact(model, key: str, result, code_version: str, atoms=None, context: dict | None = None,
+                        run: str | None = None) -> Artifact:
+    kind, value = _evaluation_fields(result)
+    ident = ModelIdentity.of(model)
+    ctx = dict(context or {})
+    if atoms is not None:
+        ctx["formula"] = atoms.get_chemical_formula()
+    return Artifact(kind=kind, value=value, routine=EVALUATE_ROUTINE, params={"config_key": key}, parents=(),
+                    model=ident, code_version=code_version, reason="model call asked for by a contract check",
+                    context=ctx, payload=_payload(atoms, result), run=run)
+
+
+class Ledger:
+    """Collects live model calls until the next flush; one per pytest run (per process)."""
+
+    def __init__(self, code_version: str, run: str):
+        self.code_version = code_version
+        self.run = run
+        self.context: dict = {}
+        self.pending: list[Artifact] = []
+        self.by_key: dict[str, str] = {}
+
+    def on_evaluation(self, model, key, result, atoms=None):
+        art = evaluation_artifact(model, key, result, self.code_version, atoms=atoms, context=self.context,
+                                  run=self.run)
+        self.by_key[key] = art.id
+        self.pending.append(art)
+
+    def take(self) -> list[Artifact]:
+        out, self.pending = self.pending, []
+        return out
+
+
+_BAD = object()
+
+
+def _json_value(x):
+    """A JSON-safe copy of an observable, or ``_BAD`` if it has no faithful JSON form."""
+    if x is None or isinstance(x, (bool, str)):
+        return x
+    if isinstance(x, np.bool_):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return float(x) if math.isfinite(float(x)) else _BAD
+    if isinstance(x, (list, tuple, np.ndarray)):
+        items = [_json_value(v) for v in list(x)]
+        return _BAD if any(i is _BAD for i in items) else items
+    if isinstance(x, dict):
+        items = {str(k): _json_value(v) for k, v in x.items()}
+        return _BAD if any(v is _BAD for v in items.values()) else items
+    return _BAD
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def verdict_artifacts(verdict, evaluator, code_version: str, run: str | None = None,
+                      context: dict | None = None) -> tuple[list[Artifact], dict]:
+    """Artifacts for one verdict (plus the evaluations its probes used) and a map of their ids.
+
+    The map (``ids``) is what reports cite: ``verdict``, ``max_normalized``,
+    ``tolerance[key]``, and per probe ``normalized``, ``violations[key]``,
+    ``observables[name]`` and ``series[name]``.
+    """
+    from ..contracts import CHECKS
+
+    check = CHECKS.get(verdict.check)
+    measure = f"{check.__module__}.{check.__qualname__}.measure" if check else f"{verdict.check}.measure"
+    title = (check.title if check else verdict.check) or verdict.check
+    ident = ModelIdentity.of(evaluator.model)
+    ctx = {**(context or {}), "role": verdict.role}
+    arts: list[Artifact] = []
+    ids: dict[str, Any] = {"model": ident.as_dict(), "code_version": code_version, "tolerance": {}, "probes": {}}
+
+    def add(a: Artifact) -> str:
+        a.run = run
+        arts.append(a)
+        return a.id
+
+    tol_ids = {}
+    for key, tau in verdict.tolerance.items():
+        tol_ids[key] = add(Artifact(
+            kind="tolerance", value=float(tau), routine=SETTINGS_ROUTINE,
+            params={"contract": verdict.contract, "key": key, "units": verdict.units.get(key, "")},
+            parents=(), model=None, code_version=code_version,
+            reason=f"named tolerance tau_{key} of contract {verdict.contract} (contract file, validated settings)",
+            context=ctx))
+    ids["tolerance"] = dict(tol_ids)
+
+    cache = getattr(evaluator, "cache", {})
+    verdict_parents: list[str] = list(tol_ids.values())
+    normalized_ids: list[str] = []
+    for p in verdict.probes:
+        if p.status == "skip":
+            continue
+        base_params = {"contract": verdict.contract, "check": verdict.check, "probe": p.probe}
+        evals = []
+        for key in getattr(p, "config_keys", None) or []:
+            hit = cache.get(key)
+            if hit is None:
+                continue
+            evals.append(add(evaluation_artifact(evaluator.model, key, hit, code_version, context=ctx)))
+        # one node for "the model calls this probe used", cited by everything measured on it
+        probe_id = add(Artifact(
+            kind="probe", value={"configurations": len(evals)}, routine=measure, params=base_params,
+            parents=tuple(evals), model=ident, code_version=code_version,
+            reason=f"{title}: the configurations probe {p.probe} evaluated (cache hits included)", context=ctx))
+        evals = [probe_id]
+        pid: dict[str, Any] = {"violations": {}, "observables": {}, "series": {}}
+        viol_ids = []
+        for key, v in p.violations.items():
+            viol_ids.append(add(Artifact(
+                kind="violation", value=float(v), routine=measure,
+                params={**base_params, "key": key, "units": verdict.units.get(key, "")},
+                parents=tuple(evals), model=ident, code_version=code_version,
+                reason=f"{title}: raw violation {key} on probe {p.probe}, measured by the fixed check routine",
+                context=ctx)))
+            pid["violations"][key] = viol_ids[-1]
+        if p.normalized is not None:
+            parents = viol_ids + [tol_ids[k] for k in p.violations if k in tol_ids]
+            if p.status == "error":
+                parents = evals
+            pid["normalized"] = add(Artifact(
+                kind="normalized", value=float(p.normalized), routine=NORMALIZE_ROUTINE,
+                params={**base_params, "rule": "max_k v_k/tau_k", "status": p.status},
+                parents=tuple(parents), model=ident, code_version=code_version,
+                reason=("normalized violation of the probe: the largest v/tau over its tolerance keys"
+                        if p.status == "ok" else f"the model failed on this probe: {p.message}"),
+                context=ctx))
+            normalized_ids.append(pid["normalized"])
+        for name, x in p.observables.items():
+            value = _json_value(x)
+            if value is _BAD:
+                continue
+            is_series = isinstance(value, list) and value and all(_is_number(v) for v in value)
+            kind = "series" if is_series else "observable"
+            pid["series" if is_series else "observables"][name] = add(Artifact(
+                kind=kind, value=value, routine=measure,
+                params={**base_params, "name": name},
+                parents=tuple(evals), model=ident, code_version=code_version,
+                reason=f"{title}: {name} seen on probe {p.probe} while measuring it",
+                context=ctx))
+        verdict_parents += viol_ids + list(pid["observables"].values()) + list(pid["series"].values())
+        ids["probes"][p.probe] = pid
+
+    if verdict.max_normalized is not None:
+        ids["max_normalized"] = add(Artifact(
+            kind="max_normalized", value=float(verdict.max_normalized), routine=AGGREGATE_ROUTINE,
+            params={"contract": verdict.contract, "check": verdict.check, "rule": "max over active probes",
+                    "worst_probe": verdict.worst_probe},
+            parents=tuple(normalized_ids), model=ident, code_version=code_version,
+            reason="worst normalized violation over the contract's probes; above one fails the contract",
+            context=ctx))
+        verdict_parents.append(ids["max_normalized"])
+    verdict_parents += normalized_ids
+    ids["verdict"] = add(Artifact(
+        kind="verdict", value=verdict.status, routine=AGGREGATE_ROUTINE,
+        params={"contract": verdict.contract, "check": verdict.check, "role": verdict.role, "hard": verdict.hard,
+                "basis": verdict.basis, "setting": verdict.setting, "reason": verdict.reason,
+                "units": dict(verdict.units), "worst_probe": verdict.worst_probe},
+        parents=tuple(verdict_parents) if verdict.status != "skip" else (), model=ident,
+        code_version=code_version,
+        reason=("pass if the worst v/tau is at most one, fail above, error if the model failed on a probe; "
+                "skip with the stated reason"),
+        context=ctx))
+    return arts, ids
+
+
+def run_artifact(run_id: str, code_version: str, target: str, committee: list[str], verdict_ids: list[str],
+                 required: list[str], texts: dict) -> Artifact:
+    """The run itself: cites every verdict; ``required`` are the failed hard contracts on the target."""
+    return Artifact(kind="run", value={"target": target, "committee": list(committee), "verdicts": len(verdict_ids),
+                                       "required": sorted(required), "texts": texts},
+                    routine="pytest_mlip.provenance.plugin", params={"run_id": run_id},
+                    parents=tuple(verdict_ids), model=None, code_version=code_version,
+                    reason="the verdicts of one pytest run; a report must claim every required one",
+                    context={}, run=run_id)

@@ -1,0 +1,182 @@
+"""The CI gate: compare a run's verdicts with a stored baseline.
+
+Per (model, contract) the baseline keeps the status and the worst normalized
+violation v/tau. Against it, a failed hard contract on the target is
+- *new* when the baseline did not record it as failing: it fails the run;
+- a *regression* when it failed before but v/tau grew by more than the margin
+  (relative: v/tau > (1 + margin) x baseline), or it now errors: it fails the run;
+- *known* otherwise: reported, but it does not fail the run.
+A contract that failed in the baseline and passes now is *fixed*; a known
+failure whose v/tau shrank below baseline / (1 + margin) is *improved*.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import MlipError
+
+FORMAT = "pytest-mlip-baseline"
+VERSION = 1
+DEFAULT_MARGIN = 0.2
+
+FAILING = ("fail", "error")
+
+
+class BaselineError(MlipError):
+    pass
+
+
+def _num(x):
+    if isinstance(x, str) and x in ("inf", "-inf", "nan"):
+        return float(x)
+    return x
+
+
+def load_baseline(path) -> dict[tuple[str, str], dict]:
+    """Entries by (model, contract); a one-line error naming the fix when the file is missing or broken."""
+    path = Path(path)
+    fix = f"regenerate it with pytest --mlip=MODEL --mlip-baseline={path} --mlip-update-baseline"
+    if not path.is_file():
+        raise BaselineError(f"baseline file {path} does not exist; create it with "
+                            f"pytest --mlip=MODEL --mlip-baseline={path} --mlip-update-baseline")
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"cannot read baseline file {path} ({exc}); {fix}") from None
+    except json.JSONDecodeError as exc:
+        raise BaselineError(f"baseline file {path} is not valid JSON (line {exc.lineno}, column {exc.colno}: "
+                            f"{exc.msg}); {fix}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise BaselineError(f"{path} is not a pytest-mlip baseline (no \"format\": \"{FORMAT}\"); {fix}")
+    if data.get("version") != VERSION:
+        raise BaselineError(f"baseline file {path} has version {data.get('version')!r}, this pytest-mlip reads "
+                            f"{VERSION}; {fix}")
+    out = {}
+    try:
+        for e in data["entries"]:
+            entry = {"model": str(e["model"]), "contract": str(e["contract"]), "status": str(e["status"]),
+                     "max_normalized": _num(e.get("max_normalized")), "role": e.get("role", "target"),
+                     "hard": bool(e.get("hard", True)), "artifact": e.get("artifact")}
+            if entry["status"] not in ("pass", "fail", "skip", "error"):
+                raise ValueError(f"unknown status {entry['status']!r}")
+            mn = entry["max_normalized"]
+            if mn is not None and not isinstance(mn, (int, float)):
+                raise ValueError(f"max_normalized must be a number, got {mn!r}")
+            out[(entry["model"], entry["contract"])] = entry
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BaselineError(f"baseline file {path} has a malformed entry ({exc}); {fix}") from None
+    return out
+
+
+def baseline_document(verdicts: list[dict], target: str, run_id: str, code_version: str,
+                      artifacts: dict[tuple[str, str], str]) -> dict:
+    from ..provenance.artifact import finite_or_str
+
+    entries = []
+    for v in sorted(verdicts, key=lambda v: (v["model"], v["contract"])):
+        entries.append({"model": v["model"], "contract": v["contract"], "role": v["role"], "hard": v["hard"],
+                        "status": v["status"], "max_normalized": finite_or_str(v.get("max_normalized")),
+                        "artifact": artifacts.get((v["model"], v["contract"]))})
+    return {"format": FORMAT, "version": VERSION, "target": target, "run": run_id, "code_version": code_version,
+            "entries": entries}
+
+
+def write_atomic(path, text: str):
+    """Write ``text`` to ``path`` via a temporary file in the same folder and a rename (no partial file)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def is_gating(v: dict) -> bool:
+    return v["role"] == "target" and v["hard"] and v["status"] in FAILING
+
+
+@dataclass
+class Change:
+    kind: str  # new | regression | known | improved | fixed
+    model: str
+    contract: str
+    now: float | None
+    before: float | None
+    status: str
+    before_status: str | None
+    note: str = ""
+
+
+def classify(v: dict, entry: dict | None, margin: float) -> Change | None:
+    """The gate's view of one verdict against its baseline entry (None: nothing to say)."""
+    now = _num(v.get("max_normalized"))
+    before = entry.get("max_normalized") if entry else None
+    before_status = entry.get("status") if entry else None
+    mk = lambda kind, note="": Change(kind, v["model"], v["contract"], now, before, v["status"], before_status, note)
+    if is_gating(v):
+        if entry is None or before_status not in FAILING:
+            return mk("new", "not failing in the baseline" if entry else "not in the baseline")
+        if v["status"] == "error" and before_status != "error":
+            return mk("regression", "the model now fails to evaluate (error)")
+        if now is not None and before is not None and math.isfinite(before) and now > before * (1 + margin):
+            return mk("regression", "v/tau grew beyond the regression margin over the baseline")
+        if now is not None and before is not None and math.isfinite(now) and now < before / (1 + margin):
+            return mk("improved", "v/tau shrank beyond the margin below the baseline (still failing)")
+        return mk("known")
+    if entry is not None and before_status in FAILING and v["status"] == "pass":
+        return mk("fixed")
+    return None
+
+
+@dataclass
+class GateResult:
+    margin: float
+    changes: list[Change] = field(default_factory=list)
+
+    def of(self, kind: str) -> list[Change]:
+        return [c for c in self.changes if c.kind == kind]
+
+    @property
+    def failing(self) -> list[Change]:
+        return self.of("new") + self.of("regression")
+
+    @property
+    def passed(self) -> bool:
+        return not self.failing
+
+
+def compare(verdicts: list[dict], baseline: dict, margin: float) -> GateResult:
+    result = GateResult(margin)
+    for v in verdicts:
+        c = classify(v, baseline.get((v["model"], v["contract"])), margin)
+        if c is not None:
+            result.changes.append(c)
+    return result
+
+
+def gate_lines(result: GateResult) -> list[str]:
+    from .claims import fmt_value as f
+
+    lines = [f"gate (regression margin {result.margin:g} relative): "
+             + ("passed" if result.passed else f"FAILED: {len(result.of('new'))} new failure(s), "
+                                               f"{len(result.of('regression'))} regression(s)")
+             + f"; {len(result.of('known')) + len(result.of('improved'))} known failure(s), "
+               f"{len(result.of('fixed'))} fixed"]
+    for c in result.changes:
+        before = f" (baseline {c.before_status} {f(c.before)})" if c.before_status else ""
+        lines.append(f"  {c.kind:<10} {c.contract} on {c.model}: {c.status} v/tau {f(c.now)}{before}"
+                     + (f"; {c.note}" if c.note else ""))
+    return lines

@@ -1,0 +1,349 @@
+"""Run reports: report.json (the source) rendered to report.md and a self-contained report.html.
+
+Every number in a report is read from the provenance store and printed with
+the id of the artifact it came from (``1.63e+04 [a:1f2e3d4c5b6a]``), so
+``pytest-mlip judge`` can re-verify it. The folder also gets the figures as
+PNG files (for the Markdown), the worst configurations, and
+``provenance.sqlite``: a snapshot of every artifact the report cites plus its
+ancestry, so the report can be judged where the original store is absent.
+Files are written into a staging folder and renamed into place: a failed
+write leaves no partial report.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from ..errors import MlipError
+from ..provenance.artifact import SHORT_ID, finite_or_str
+from .claims import SIG, claim, fmt_value
+
+FORMAT = "pytest-mlip-report"
+VERSION = 1
+SNAPSHOT = "provenance.sqlite"
+
+
+class ReportError(MlipError):
+    pass
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.\-]+", "_", name)[:120]
+
+
+def reproduce_command(spec: str, contract: str) -> str:
+    return f"pytest --mlip={spec} --mlip-committee=none -k '{contract}'"
+
+
+def build_report(store, run: dict, entries: list[tuple[dict, dict]], gate=None) -> dict:
+    """report.json's content from the verdicts (as JSON) and the artifact ids recorded for them.
+
+    Values are read back from the store, not from the verdicts: the report
+    prints what the artifacts hold.
+    """
+    from ..contracts import CHECKS
+
+    wanted: list[str] = []
+    for _, ids in entries:
+        wanted += _ids_of(ids)
+    arts = store.get_many(wanted)
+    missing = [i for i in wanted if i not in arts]
+    if missing:
+        raise ReportError(f"{len(missing)} artifact(s) of this run are missing from the store {store.path} "
+                          f"(first {missing[0]}); re-run with a store all workers can write (--mlip-store=PATH)")
+
+    def cl(aid):
+        return claim(arts[aid].value, aid) if aid else None
+
+    models: dict[str, dict] = {}
+    contracts: dict[str, dict] = {}
+    verdicts = []
+    target = run["target"]
+    for v, ids in entries:
+        ident = ids.get("model") or {}
+        role = v["role"]
+        m = models.setdefault(v["model"], {"name": v["model"], "role": role, "version": ident.get("version"),
+                                           "weights_hash": ident.get("weights_hash"), "family": _family(v["model"]),
+                                           "spec": ids.get("spec", v["model"])})
+        if role == "target":
+            m["role"] = "target"
+        check = CHECKS.get(v["check"])
+        contracts.setdefault(v["contract"], {"name": v["contract"], "check": v["check"], "hard": v["hard"],
+                                             "basis": v["basis"], "title": getattr(check, "title", ""),
+                                             "statement": getattr(check, "statement", "")})
+        probes = []
+        for p in v.get("probes", []):
+            pid = ids.get("probes", {}).get(p["probe"], {})
+            obs, flags = {}, {}
+            for name, aid in pid.get("observables", {}).items():
+                val = arts[aid].value
+                if isinstance(val, (int, float)) and not isinstance(val, bool):
+                    obs[name] = cl(aid)
+                else:
+                    flags[name] = {"value": val, "artifact": aid}
+            probes.append({
+                "probe": p["probe"], "status": p["status"], "message": p.get("message", ""),
+                "normalized": cl(pid.get("normalized")),
+                "violations": {k: cl(a) for k, a in pid.get("violations", {}).items()},
+                "observables": obs, "flags": flags,
+                "series": {k: {"values": arts[a].value, "artifact": a} for k, a in pid.get("series", {}).items()},
+            })
+        vid = ids["verdict"]
+        spec = ids.get("spec", v["model"])
+        verdicts.append({
+            "contract": v["contract"], "check": v["check"], "model": v["model"], "spec": spec, "role": role,
+            "hard": v["hard"], "basis": v["basis"],
+            "gating": role == "target" and v["hard"] and arts[vid].value in ("fail", "error"),
+            "status": {"text": arts[vid].value, "artifact": vid},
+            "max_normalized": cl(ids.get("max_normalized")),
+            "reason": v.get("reason", ""), "setting": v.get("setting", ""), "worst_probe": v.get("worst_probe"),
+            "worst_source": v.get("worst_file"), "worst_file": None,
+            "reproduce": ids.get("reproduce") or reproduce_command(spec, v["contract"]),
+            "tolerance": {k: cl(a) for k, a in ids.get("tolerance", {}).items()},
+            "units": v.get("units", {}),
+            "probes": probes,
+            "calls": v.get("evaluations", 0), "cache_hits": v.get("cache_hits", 0),
+        })
+    order = {name: i for i, name in enumerate([target] + list(run.get("committee") or []))}
+    model_list = sorted(models.values(), key=lambda m: (order.get(m["name"], order.get(m["spec"], 99)), m["name"]))
+    rank = {m["name"]: i for i, m in enumerate(model_list)}
+    cnames = list(contracts)
+    verdicts.sort(key=lambda v: (cnames.index(v["contract"]), rank[v["model"]]))
+    target_name = next((m["name"] for m in model_list if m["role"] == "target"), target)
+    data = {
+        "format": FORMAT, "version": VERSION, "precision": SIG,
+        "run": {"id": run["id"], "code_version": run["code_version"], "target": target_name,
+                "target_spec": target, "committee": list(run.get("committee") or []), "store": run.get("store"),
+                "artifact": run.get("artifact"), "snapshot": SNAPSHOT},
+        "models": model_list,
+        "contracts": list(contracts.values()),
+        "verdicts": verdicts,
+        "gate": _gate_json(gate),
+    }
+    return data
+
+
+def _gate_json(gate):
+    if gate is None:
+        return None
+    return {"margin": gate.margin, "passed": gate.passed,
+            "changes": [{"kind": c.kind, "model": c.model, "contract": c.contract, "status": c.status,
+                         "before_status": c.before_status, "now": finite_or_str(c.now),
+                         "before": finite_or_str(c.before), "note": c.note} for c in gate.changes]}
+
+
+def _family(name: str) -> str:
+    try:
+        from ..models.registry import resolve
+
+        return resolve(name).info.family
+    except Exception:
+        return "?"
+
+
+def _ids_of(ids: dict) -> list[str]:
+    out = [ids.get("verdict"), ids.get("max_normalized")]
+    out += list(ids.get("tolerance", {}).values())
+    for p in ids.get("probes", {}).values():
+        out.append(p.get("normalized"))
+        for k in ("violations", "observables", "series"):
+            out += list(p.get(k, {}).values())
+    return [i for i in out if i]
+
+
+def cited_ids(data: dict) -> list[str]:
+    """Every artifact id report.json cites."""
+    out = [data["run"].get("artifact")]
+    for v in data["verdicts"]:
+        out.append(v["status"]["artifact"])
+        if v["max_normalized"]:
+            out.append(v["max_normalized"]["artifact"])
+        out += [c["artifact"] for c in v["tolerance"].values()]
+        for p in v["probes"]:
+            if p["normalized"]:
+                out.append(p["normalized"]["artifact"])
+            out += [c["artifact"] for c in p["violations"].values()]
+            out += [c["artifact"] for c in p["observables"].values()]
+            out += [c["artifact"] for c in p["flags"].values()]
+            out += [c["artifact"] for c in p["series"].values()]
+    return [i for i in dict.fromkeys(out) if i]
+
+
+# --- rendering -----------------------------------------------------------------------------------------------------
+
+
+def cite(c, short: int = SHORT_ID) -> str:
+    """Markdown form of a claim: ``text [a:shortid]``."""
+    if c is None:
+        return "-"
+    return f"{c['text']} [a:{c['artifact'][:short]}]"
+
+
+def figures_for(data: dict) -> list[dict]:
+    """All figures: name, title, section, caption, PNG bytes, cited series ids."""
+    from . import figures as F
+
+    out = []
+    png = F.matrix_png(data)
+    if png:
+        out.append({"name": "matrix.png", "title": "Verdict matrix", "section": "matrix", "png": png,
+                    "caption": "Worst normalized violation v/tau per contract and model (log scale; yellow is the "
+                               "tolerance, red fails, grey skipped).", "cites": []})
+    target = data["run"]["target"]
+    for k, cs in enumerate(F.curve_sets(data)):
+        chunks = [cs["probes"][i:i + F.MAX_PANELS] for i in range(0, len(cs["probes"]), F.MAX_PANELS)]
+        for j, probes in enumerate(chunks):
+            cites = [a for pr in probes for c in pr["curves"] for a in c["artifacts"]]
+            out.append({"name": f"curves-{_safe(cs['contract'])}-{j}.png", "contract": cs["contract"],
+                        "title": f"{cs['contract']}: {cs['yname']} against {cs['xname']}", "section": "curves",
+                        "png": F.curves_png(cs, target, probes), "cites": cites, "probes": probes,
+                        "caption": ("Target model as a line (red where the probe fails), committee members as thin "
+                                    "lines over their min-max band; each curve relative to its value at the largest "
+                                    f"{cs['xname']}.")})
+    for t in F.key_observables(data):
+        if not t["erel"]:
+            continue
+        for m in data["models"]:
+            png = F.heatmap_png(t, m["name"])
+            if png:
+                out.append({"name": f"heatmap-{_safe(t['contract'])}-{_safe(t['name'])}-{_safe(m['name'])}.png",
+                            "title": f"{t['contract']}: {t['name']} on {m['name']}", "section": "heatmaps",
+                            "contract": t["contract"], "png": png, "cites": [],
+                            "caption": f"{t['name']} per probe (blue below zero, red above)."})
+    return out
+
+
+def _env():
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.PackageLoader("pytest_mlip.reporting", "templates"),
+                             autoescape=jinja2.select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+    env.filters["cite"] = cite
+    env.filters["short"] = lambda aid: aid[:SHORT_ID] if aid else ""
+    env.filters["fmt"] = fmt_value
+    return env
+
+
+def _context(data: dict, figs: list[dict]) -> dict:
+    from . import figures as F
+
+    verdicts = data["verdicts"]
+    failures = [v for v in verdicts if v["status"]["text"] in ("fail", "error")]
+    failures.sort(key=lambda v: (not v["gating"], v["role"] != "target"))
+    for v in failures:
+        v["worst"] = next((p for p in v["probes"] if p["probe"] == v["worst_probe"]), None)
+    cell = {(v["contract"], v["model"]): v for v in verdicts}
+    per_probe = []
+    for c in data["contracts"]:
+        rows: dict[str, dict] = {}
+        for v in verdicts:
+            if v["contract"] != c["name"]:
+                continue
+            for p in v["probes"]:
+                rows.setdefault(p["probe"], {})[v["model"]] = p
+        if rows:
+            per_probe.append({"contract": c["name"], "rows": rows})
+    return {
+        "d": data, "run": data["run"], "models": data["models"], "contracts": data["contracts"],
+        "cell": cell, "failures": failures, "per_probe": per_probe,
+        "skipped": [v for v in verdicts if v["status"]["text"] == "skip"],
+        "figs": figs, "key_tables": F.key_observables(data),
+        "color_of": F.color_of, "cell_style": F.cell_style, "gate": data.get("gate"),
+    }
+
+
+def render_markdown(data: dict, figs: list[dict]) -> str:
+    return _env().get_template("report.md.j2").render(**_context(data, figs))
+
+
+def render_html(data: dict, figs: list[dict]) -> str:
+    ctx = _context(data, figs)
+    for f in figs:
+        f["b64"] = base64.b64encode(f["png"]).decode()
+    return _env().get_template("report.html.j2").render(**ctx)
+
+
+# --- writing -------------------------------------------------------------------------------------------------------
+
+
+def writable_dir_error(path, option: str) -> str | None:
+    """None if ``path`` is (or can be created as) a folder we can write into; else a one-line error."""
+    path = Path(path).absolute()
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"cannot write to {path}: {probe} is not a folder; pass a writable folder with {option}=DIR"
+    try:
+        fd, tmp = tempfile.mkstemp(dir=probe, prefix=".mlip-write-test-")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        return f"cannot write to {path} ({exc.strerror}: {probe}); pass a writable folder with {option}=DIR"
+    return None
+
+
+def write_report(folder, data: dict, store) -> list[Path]:
+    """Write the report folder atomically; returns the written top-level files."""
+    folder = Path(folder).absolute()
+    err = writable_dir_error(folder, "--mlip-report")
+    if err:
+        raise ReportError(err)
+    figs = figures_for(data)
+    for v in data["verdicts"]:
+        src = v.get("worst_source")
+        if src and Path(src).is_file():
+            v["worst_file"] = f"worst/{_safe(v['model'])}/{_safe(v['contract'])}.extxyz"
+    md = render_markdown(data, figs)
+    html = render_html(data, figs)
+    exists = folder.is_dir()
+    if exists:
+        stage = Path(tempfile.mkdtemp(dir=folder, prefix=".mlip-report-tmp-"))
+    else:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.tmp-"))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(stage, 0o777 & ~umask)  # mkdtemp makes it private; the report folder is not
+    try:
+        (stage / "report.json").write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+        (stage / "report.md").write_text(md)
+        (stage / "report.html").write_text(html)
+        (stage / "figures").mkdir()
+        for f in figs:
+            (stage / "figures" / f["name"]).write_bytes(f["png"])
+        for v in data["verdicts"]:
+            if v.get("worst_file"):
+                dst = stage / v["worst_file"]
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(v["worst_source"], dst)
+        roots = cited_ids(data)
+        store.export(stage / SNAPSHOT, store.closure(roots), [data["run"]["id"]])
+        if not exists:
+            os.replace(stage, folder)
+        else:
+            trash = Path(tempfile.mkdtemp(dir=folder, prefix=".mlip-report-old-"))
+            for name in ("figures", "worst"):
+                if (folder / name).exists():
+                    os.replace(folder / name, trash / name)
+            for entry in stage.iterdir():
+                os.replace(entry, folder / entry.name)
+            shutil.rmtree(trash, ignore_errors=True)
+            stage.rmdir()
+    except OSError as exc:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise ReportError(f"cannot write the report to {folder} ({exc.strerror or exc}); "
+                          "pass a writable folder with --mlip-report=DIR") from None
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return [folder / "report.json", folder / "report.md", folder / "report.html"]

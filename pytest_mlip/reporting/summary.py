@@ -1,0 +1,45 @@
+"""A short Markdown summary of a run for a pull-request comment (``--mlip-summary-md``)."""
+
+from __future__ import annotations
+
+from ..provenance.artifact import SHORT_ID
+from .claims import fmt_value
+from .gate import is_gating
+
+
+def summary_markdown(entries: list[tuple[dict, dict]], prov) -> str:
+    gate = prov.gate
+    verdicts = [v for v, _ in entries]
+    ids = {(v["model"], v["contract"]): i for v, i in entries}
+    target_hard = [v for v in verdicts if v["role"] == "target" and v["hard"]]
+    failing = [v for v in target_hard if is_gating(v)]
+    target = next((v["model"] for v in verdicts if v["role"] == "target"), prov.state.target)
+    if gate is not None:
+        head = ("gate passed" if gate.passed else
+                f"gate FAILED: {len(gate.of('new'))} new failure(s), {len(gate.of('regression'))} regression(s)")
+    else:
+        head = "all hard contracts pass" if not failing else f"{len(failing)} hard contract(s) fail"
+    lines = [f"### pytest-mlip on `{target}`: {head}", ""]
+    passed = sum(v["status"] == "pass" for v in target_hard)
+    skipped = sum(v["status"] == "skip" for v in target_hard)
+    lines.append(f"Hard contracts on the target: {passed} pass, {len(failing)} fail, {skipped} skipped; "
+                 f"committee: {', '.join(f'`{m}`' for m in prov.state.committee) or 'none'}.")
+    kinds = {(c.model, c.contract): c for c in (gate.changes if gate else [])}
+    rows = [v for v in verdicts if is_gating(v) or (v["model"], v["contract"]) in kinds]
+    if rows:
+        lines += ["", "| contract | model | status | v/tau | gate |", "|---|---|---|---|---|"]
+        for v in rows:
+            i = ids[(v["model"], v["contract"])]
+            mn = i.get("max_normalized")
+            val = f"{fmt_value(v.get('max_normalized'))} [a:{mn[:SHORT_ID]}]" if mn else "-"
+            c = kinds.get((v["model"], v["contract"]))
+            g = c.kind + (f" (baseline {c.before_status} {fmt_value(c.before)})" if c and c.before_status else "") \
+                if c else ("-" if gate is None else "")
+            lines.append(f"| `{v['contract']}` | `{v['model']}` | {v['status']} [a:{i['verdict'][:SHORT_ID]}] "
+                         f"| {val} | {g} |")
+    if gate is not None and gate.of("fixed"):
+        lines += ["", "Fixed since the baseline: " + ", ".join(f"`{c.contract}` on `{c.model}`"
+                                                              for c in gate.of("fixed")) + "."]
+    lines += ["", f"Provenance: run `{prov.run_id}`, code `{prov.code_version}`"
+              + (f"; report `{prov.report_dir / 'report.html'}`" if prov.report_dir else "") + "."]
+    return "\n".join(lines) + "\n"

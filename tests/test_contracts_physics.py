@@ -1,0 +1,99 @@
+"""Each physics contract bites: its planted defect fails, a clean analytic model passes."""
+
+import numpy as np
+import pytest
+
+from pytest_mlip.testing import assert_bites, builtin_contracts, run_contract
+
+M = "tests.mutants.physics"
+CLEAN = "tests.mutants:clean_morse"
+
+
+@pytest.mark.parametrize(
+    "contract, mutant, clean",
+    [
+        ("energy-force-consistency", "hidden_pair_force", CLEAN),
+        ("zero-net-force", "constant_force", CLEAN),
+        ("jacobian-symmetry", "curl_force", CLEAN),
+        ("pes-smoothness", "step_pair", "lennard-jones"),  # both on LJ: long scans stay fast
+        ("compression-wall", "compression_collapse", "lennard-jones"),
+        ("dimer-tail", "long_tail", CLEAN),
+    ],
+)
+def test_contract_bites(contract, mutant, clean):
+    bad, good = assert_bites(contract, f"{M}:{mutant}", clean)
+    assert bad.max_normalized > 1.0 >= good.max_normalized
+    assert bad.worst_probe is not None
+
+
+# Not energy-force: LJ with sigma = 2 A puts the 1 A bonds of ethanol deep in its r^-12 wall (E ~ 1e3 eV),
+# where the central-difference truncation error itself exceeds 0.05 eV/A; the smooth Morse model passes it.
+@pytest.mark.parametrize("contract", ["zero-net-force", "jacobian-symmetry", "pes-smoothness", "dimer-tail"])
+def test_lennard_jones_passes(contract):
+    v = run_contract(contract, "lennard-jones", recheck_guaranteed=True)
+    assert v.status == "pass", v.reason
+
+
+def test_guaranteed_checks_skip_conservative_models_with_reason():
+    for contract in ("energy-force-consistency", "jacobian-symmetry"):
+        v = run_contract(contract, CLEAN)
+        assert v.status == "skip" and "guaranteed by construction" in v.reason
+    # a model that declares itself non-conservative is checked without being asked
+    v = run_contract("jacobian-symmetry", f"{M}:curl_force")
+    assert v.status == "fail"
+
+
+def test_mutants_break_only_their_law():
+    """The energy-force mutant keeps a symmetric Jacobian and zero net force; the net-force one keeps symmetry."""
+    assert run_contract("jacobian-symmetry", f"{M}:hidden_pair_force", recheck_guaranteed=True).status == "pass"
+    assert run_contract("zero-net-force", f"{M}:hidden_pair_force").status == "pass"
+    assert run_contract("zero-net-force", f"{M}:curl_force").status == "pass"
+    assert run_contract("jacobian-symmetry", f"{M}:constant_force", recheck_guaranteed=True).status == "pass"
+
+
+def test_smoothness_locates_the_step():
+    v = run_contract("pes-smoothness", f"{M}:step_pair", pairs=[("Cu", "Cu")], surfaces=[])
+    obs = v.worst().observables
+    assert v.status == "fail" and abs(obs["s_energy_jump"] - 3.3) < 0.03
+    assert abs(v.worst().violations["energy_jump"] - 0.05) < 5e-3  # the planted step, not a grid artefact
+
+
+def test_compression_reports_collapse_scale_and_pressure():
+    v = run_contract("compression-wall", f"{M}:compression_collapse",
+                     crystals=[{"element": "Cu", "structure": "fcc"}])
+    obs = v.worst().observables
+    assert v.status == "fail" and obs["s_worst"] < 0.6
+    assert obs["pressure_source"] == "model stress" and obs["pressure_drop_GPa"] > 0
+
+
+def test_dimer_tail_is_soft_and_reports_fraction():
+    settings = builtin_contracts()["dimer-tail"]
+    assert settings.hard is False and settings.basis == "disagreement"
+    v = run_contract("dimer-tail", f"{M}:long_tail", elements=["Cu"])
+    assert v.status == "fail" and not v.gating  # soft: reported, never fails the run
+    f = v.worst().observables["tail_fraction"]
+    assert 0.2 < f < 0.4  # 0.3 eV planted on a 1 eV Morse well
+
+
+def test_dimer_tail_skips_when_distance_outside_cutoff():
+    v = run_contract("dimer-tail", CLEAN, distance=5.5)
+    assert v.status == "skip" and "cutoff" in v.reason
+
+
+def test_curve_measures_on_synthetic_curves():
+    from pytest_mlip.contracts.pes_smoothness import curvature_spikes, energy_jumps, force_flips, tortuosity
+
+    s = np.linspace(1.0, 3.0, 201)
+    e = (s - 2.0) ** 2
+    f = -2 * (s - 2.0)
+    assert energy_jumps(s, e, f).max() < 1e-9
+    assert curvature_spikes(f).max() < 1e-9
+    count, spurious = force_flips(s, e, f, 0.01, 1e-4)
+    assert count == 1 and spurious == []
+    assert tortuosity(e) == pytest.approx(1.0)
+    f_bad = f.copy()
+    f_bad[150:] *= -1  # forces flip at s = 2.5 while the energy keeps rising
+    count, spurious = force_flips(s, e, f_bad, 0.01, 1e-4)
+    assert count == 2 and len(spurious) == 1 and abs(spurious[0][0] - 2.5) < 0.02
+    f_kink = f + np.where(s > 2.5, 0.2, 0.0)
+    assert curvature_spikes(f_kink).max() == pytest.approx(0.2, rel=1e-6)

@@ -1,0 +1,90 @@
+"""The judge's command line: bad input is one line naming the fix, exit status 2; and the matching rules."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from pytest_mlip.cli import main
+from pytest_mlip.provenance.store import Store
+from pytest_mlip.reporting.claims import fmt_value, number_mismatch
+
+HEADER = "# pytest-mlip report: `x`\n\n- run: `r1`\n- code version: `v1`\n- provenance store: `{store}`\n"
+
+
+def one_error(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("pytest-mlip: error: ")
+    return err[0]
+
+
+def test_report_that_does_not_parse(tmp_path, capsys):
+    bad = tmp_path / "report.json"
+    bad.write_text('{"format": "pytest-mlip-report", "version": 1, "run": ')
+    assert main(["judge", str(bad)]) == 2
+    assert "not valid JSON" in one_error(capsys)
+    bad.write_text('{"something": "else"}')
+    assert main(["judge", str(bad)]) == 2
+    assert "not a pytest-mlip report" in one_error(capsys)
+
+
+def test_markdown_without_a_run_header(tmp_path, capsys):
+    bad = tmp_path / "report.md"
+    bad.write_text("# Some notes\n\nThe drop is 3 eV.\n")
+    assert main(["judge", str(bad)]) == 2
+    assert "no pytest-mlip run header" in one_error(capsys)
+    bad.write_bytes(b"\xff\xfe\x00binary")
+    assert main(["judge", str(bad)]) == 2
+    assert "not UTF-8" in one_error(capsys)
+
+
+def test_missing_report_and_missing_store(tmp_path, capsys):
+    assert main(["judge", str(tmp_path / "nope.md")]) == 2
+    assert "does not exist" in one_error(capsys)
+    md = tmp_path / "report.md"
+    md.write_text(HEADER.format(store=tmp_path / "gone.sqlite"))
+    assert main(["judge", str(md)]) == 2
+    assert "--store PATH" in one_error(capsys)
+
+
+def test_store_from_an_incompatible_version(tmp_path, capsys):
+    path = tmp_path / "s.sqlite"
+    Store(path).close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE meta SET value='7' WHERE key='schema_version'")
+    db.commit()
+    db.close()
+    md = tmp_path / "report.md"
+    md.write_text(HEADER.format(store=path))
+    assert main(["judge", str(md), "--store", str(path)]) == 2
+    assert "schema version 7" in one_error(capsys)
+
+
+def test_unknown_run_is_a_one_line_error(tmp_path, capsys):
+    path = tmp_path / "s.sqlite"
+    Store(path).close()
+    md = tmp_path / "report.md"
+    md.write_text(HEADER.format(store=path))
+    assert main(["judge", str(md), "--store", str(path)]) == 2
+    assert "run 'r1' is not in the provenance store" in one_error(capsys)
+
+
+@pytest.mark.parametrize("text, value, ok", [
+    ("1.63e+04", 16270.2, True),
+    ("16270", 16270.2, True),  # more digits than the report prints: fine
+    ("1.627e+04", 16270.2, True),
+    ("1.62e+04", 16270.2, False),  # rounded the wrong way
+    ("2e+04", 16270.2, False),  # coarser than three significant digits
+    ("0.00", 0.0, True),
+    ("0", 0.0, False),
+    ("0.00", 3e-12, False),  # a tiny value is not zero at the report's precision
+    ("3.00e-12", 3e-12, True),
+    ("1.00", 1.004, True),
+    ("1.00", 1.006, False),  # a failing 1.006 shown as 1.00
+    ("inf", float("inf"), True),
+    ("-1.00", -1.0, True),
+])
+def test_printed_number_matching(text, value, ok):
+    assert (number_mismatch(text, value) is None) == ok
+    assert number_mismatch(fmt_value(value), value) is None
