@@ -9,6 +9,7 @@ M = "tests.mutants.surface"
 CLEAN = "emt"  # ASE EMT: fcc metals (Al Ni Cu Pd Ag Pt Au) with H C N O
 
 
+@pytest.mark.slow  # ~15 s of CPU: imports pymatgen and torch, 11 crystals x 36 strains
 def test_born_stability_bites():
     bad, good = assert_bites("born-stability", f"{M}:angular_shear", CLEAN)
     worst = bad.worst()
@@ -28,6 +29,7 @@ def test_born_stability_not_converged_is_a_failed_probe():
     assert obs["label"].startswith("not converged") and v.worst().violations["not_converged"] == 1.0
 
 
+@pytest.mark.slow  # ~9 s of CPU: two scans and a 17-image CI-NEB per mutant case
 def test_desorption_barrier_bites_and_neb_confirms():
     cases = [{"adsorbate": "CO", "metal": "Cu", "facet": "fcc111", "site": "ontop"},
              {"adsorbate": "NO", "metal": "Pt", "facet": "fcc111", "site": "hollow"}]

@@ -70,9 +70,10 @@ class AdsorptionSign(Check):
                  "where mixed PBE / PBE+U training energies put Ni-O environments on another energy reference.")
     procedure = ("Per metal x adsorbate: relax the clean 2x2x3 slab (bottom layers fixed) and the isolated "
                  "adsorbate; place the adsorbate on the ontop, bridge and hollow sites (ase.build.add_adsorbate, "
-                 "covalent bond length), screen them by single points, relax (BFGS, fmax 0.10 eV/A, 200 steps) "
-                 "and keep the lowest. Connectivity d <= gamma (R_i+R_j) flags dissociation, desorption and site "
-                 "slip: a dissociated or desorbed result is reported and never used as the minimum. Every model "
+                 "covalent bond length), screen them by single points, relax every site (or the relax_sites lowest "
+                 "of the screen; BFGS, fmax 0.10 eV/A, 200 steps) and keep the lowest. Connectivity "
+                 "d <= gamma (R_i+R_j) flags dissociation, desorption and site slip: a dissociated or desorbed "
+                 "result is reported and never used as the minimum. Every model "
                  "call goes through the evaluator; clean slabs and references are shared across adsorbates.")
     threshold = ("E_rel <= tau (0.05 eV, the energy a 0.10 eV/A residual force can hide is < 0.01 eV); unbound "
                  "(no intact bound state from any site) and not_converged (a relaxation out of steps) are 0/1 "
@@ -123,7 +124,8 @@ class AdsorptionSign(Check):
             converged_all = converged_all and r.converged
             results.append({"site": site, "E_rel_single_point": float(e_sp - clean.energy - e_gas),
                             "E_rel": float(r.energy - clean.energy - e_gas), "status": out.status,
-                            "final_site": out.site, "converged": r.converged, "steps": r.steps,
+                            "final_site": out.site, "d_min": out.d_min, "d_ratio": out.d_ratio,
+                            "converged": r.converged, "steps": r.steps,
                             "fmax": r.fmax,
                             "_atoms": r.atoms})
         obs["screened"] = [{"site": s, "E_rel_single_point": float(e - clean.energy - e_gas)} for e, s, _ in screened]
@@ -141,16 +143,17 @@ class AdsorptionSign(Check):
             lowest = min(results, key=lambda r: r["E_rel"])
             obs.update({"E_rel": None, "best_site": None, "best_status": None,
                         "lowest_unbound": {"E_rel": lowest["E_rel"], "status": lowest["status"],
-                                           "site": lowest["site"]}})
+                                           "site": lowest["site"], "d_min": lowest["d_min"]}})
             obs["label"] = (obs.get("label", "") + "; " if "label" in obs else "") + "no intact bound state: " + \
                 ", ".join(f"{r['site']} {r['status']}" for r in results)
             flags["unbound"] = 1.0 if judged else 0.0
             return Measurement(violations={"E_rel": 0.0, **flags}, observables=obs, worst_atoms=lowest["_atoms"])
         best = min(bound, key=lambda r: r["E_rel"])
-        unbound_lower = [r for r in results if r not in bound and r["E_rel"] < best["E_rel"]]
+        unbound_lower = [r for r in results if r["status"] not in ("bound", "slipped") and r["E_rel"] < best["E_rel"]]
         if unbound_lower:  # the model prefers a broken or detached adsorbate: say so, never use it
             low = min(unbound_lower, key=lambda r: r["E_rel"])
-            obs["lower_unbound"] = {"E_rel": low["E_rel"], "status": low["status"], "site": low["site"]}
+            obs["lower_unbound"] = {"E_rel": low["E_rel"], "status": low["status"], "site": low["site"],
+                                    "d_min": low["d_min"]}
         obs.update({"E_rel": best["E_rel"], "best_site": best["site"], "best_final_site": best["final_site"],
                     "best_status": best["status"], "slipped": best["status"] == "slipped"})
         v = max(0.0, best["E_rel"]) if judged else 0.0

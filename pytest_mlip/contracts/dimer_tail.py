@@ -44,7 +44,7 @@ class DimerTail(Check):
                  "disagreement signal, not a law.")
     procedure = ("For each element: E_inf = 2 E(isolated atom); r_eq = the model's own minimum, located on a grid "
                  "over 0.5-1.5 x 2 R_cov and refined by a bounded scalar search; E at the tail distance (and at "
-                 "d -+ 0.5 A for a decay length). Violation = |f| (a repulsive tail is just as anomalous); the "
+                 "d - 0.5 A for the tail's decay length). Violation = |f| (a repulsive tail is just as anomalous); the "
                  "signed f and the well depth are observables. Skipped when the tail distance is not inside the "
                  "model's cutoff. Label-free.")
     threshold = ("|f| <= tau (0.1): 2.5x the largest committee tail (4 %) in the source study. Soft and "
@@ -106,9 +106,10 @@ class DimerTail(Check):
             obs.update(tail_fraction=None, unbound=True)
             return Measurement(violations={"tail": 0.0}, observables=obs, worst_atoms=self._dimer(probe, d))
         f = (e_tail - e_inf) / depth
-        near, far = energy(d - 0.5) - e_inf, energy(d + 0.5) - e_inf
+        near = energy(d - 0.5) - e_inf  # the tail's decay length over [d - 0.5, d] (d + 0.5 may be the cutoff)
+        far = e_tail - e_inf
         if near * far > 0 and abs(near) > abs(far) > 0:
-            obs["decay_length"] = float(1.0 / np.log(near / far))
+            obs["decay_length"] = float(0.5 / np.log(near / far))
         obs.update(tail_fraction=float(f), unbound=False)
         return Measurement(violations={"tail": float(abs(f))}, observables=obs, worst_atoms=self._dimer(probe, d))
 

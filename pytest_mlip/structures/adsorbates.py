@@ -247,10 +247,13 @@ class Outcome:
     site: str  # ontop / bridge / hollow / subsurface / none
     coordination: int
     status: str = field(default="")  # bound / slipped / dissociated / desorbed
+    d_min: float = 0.0  # closest adsorbate-metal distance (A)
+    d_ratio: float = 0.0  # d_min / (R_i + R_j): bonded when <= gamma
 
     def as_dict(self) -> dict:
         return {"intact": self.intact, "bound": self.bound, "site": self.site,
-                "coordination": self.coordination, "status": self.status}
+                "coordination": self.coordination, "status": self.status,
+                "d_min": round(self.d_min, 3), "d_ratio": round(self.d_ratio, 3)}
 
 
 def bonded(atoms, i: int, j: int, gamma: float = GAMMA) -> bool:
@@ -292,6 +295,10 @@ def classify(atoms, n_slab: int, planned_site: str | None = None, gamma: float =
         site = "subsurface"
     else:
         site = {0: "none", 1: "ontop", 2: "bridge"}.get(coord, "hollow")
+    pbc = bool(np.any(atoms.pbc))
+    sym = atoms.get_chemical_symbols()
+    pairs = [(atoms.get_distance(a, m, mic=pbc), a, m) for a in ads for m in metal]
+    d_min, a_min, m_min = min(pairs)
     if not intact:
         status = "dissociated"
     elif not bound:
@@ -300,7 +307,8 @@ def classify(atoms, n_slab: int, planned_site: str | None = None, gamma: float =
         status = "slipped"
     else:
         status = "bound"
-    return Outcome(intact=intact, bound=bound, site=site, coordination=coord, status=status)
+    return Outcome(intact=intact, bound=bound, site=site, coordination=coord, status=status, d_min=float(d_min),
+                   d_ratio=float(d_min / (radius(sym[a_min]) + radius(sym[m_min]))))
 
 
 def _site_class(site: str) -> str:

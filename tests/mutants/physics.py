@@ -1,11 +1,16 @@
-"""Mutants for the six physics contracts: each plants one defect in the clean Morse model.
+"""Mutants for the six physics contracts: each plants one defect in a clean analytic model.
 
 - ``hidden_pair_force``  energy-force consistency: forces carry a pair term the energy lacks
 - ``constant_force``     zero net force: every atom gets the same extra force
-- ``curl_force``         force-Jacobian symmetry: a rotational (curl) force about the centroid
+- ``curl_force``         force-Jacobian symmetry: coordination-weighted central forces (a curl)
 - ``step_pair``          PES smoothness: a 0.05 eV energy step when a pair crosses 3.3 A
 - ``compression_collapse`` compression wall: a volume term that dives at strong compression
 - ``long_tail``          dimer mid-range tail: an attractive Gaussian pair well at 4.5 A
+
+The base is the clean Morse model of ``tests.mutants`` (``step_pair`` and
+``compression_collapse``: the registry's Lennard-Jones model, much faster for
+long scans and dense cells). Clean models to compare with: ``clean_morse`` and
+``lennard-jones``.
 """
 
 from __future__ import annotations
@@ -70,8 +75,8 @@ class HiddenPairForce(AddedTerm):
             g = self.a * np.exp(-((r / self.w) ** 2))
             return g, g * (-2 * r / self.w**2)
 
-        _, f, s = pair_term(atoms, 6.0, phi)
-        return 0.0, f, s
+        _, f, _ = pair_term(atoms, 6.0, phi)
+        return 0.0, f, None  # the stress stays the strain derivative of the reported energy
 
 
 class ConstantForce(AddedTerm):
@@ -85,14 +90,28 @@ class ConstantForce(AddedTerm):
 
 
 class CurlForce(AddedTerm):
-    """Breaks force-Jacobian symmetry: F_i += c z x (r_i - centroid), a rotational field (net force 0)."""
+    """Breaks force-Jacobian symmetry: central pair forces weighted by the pair's coordination.
+
+    F_i += sum_j c (n_i + n_j) g(r_ij) (r_i - r_j)/r_ij with n_i = sum_k w(r_ik):
+    action equals reaction (zero net force), local, and equivariant under
+    rotations, translations, inversion and permutations, but no energy has
+    it as its gradient once three atoms interact (dF_i/dx_k != dF_k/dx_i),
+    so it breaks F = -dE/dx too: no force field can break the one without
+    the other.
+    """
 
     conservative = False
-    c = 0.3  # eV/A^2
+    c, w_len, g_len, cutoff = 10.0, 2.0, 2.0, 6.0
 
     def term(self, atoms):
-        u = atoms.positions - atoms.positions.mean(axis=0)
-        f = self.c * np.cross(np.array([0.0, 0.0, 1.0]), u)
+        from ase.neighborlist import neighbor_list
+
+        n = len(atoms)
+        i, j, d, dvec = neighbor_list("ijdD", atoms, self.cutoff)  # full list: (i, j) and (j, i)
+        coord = np.bincount(i, weights=np.exp(-((d / self.w_len) ** 2)), minlength=n)
+        mag = self.c * (coord[i] + coord[j]) * np.exp(-((d / self.g_len) ** 2))
+        f = np.zeros((n, 3))
+        np.add.at(f, i, -(mag / d)[:, None] * dvec)  # dvec = r_j - r_i: pushes i away from j
         return 0.0, f, None
 
 
