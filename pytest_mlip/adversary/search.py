@@ -1,9 +1,12 @@
 """The bounded search for a contract's largest violation, and two baselines.
 
-``ascent`` (the adversary): evaluate the points of the sampled probes, then a
-share of the budget on random admissible points, then run Adam ascent from
-the best points found so far, one start after another, each stopped on a
-plateau; every step is projected back into Z. ``random``: uniform admissible
+``ascent`` (the adversary): evaluate the points of the sampled probes, then
+run Adam ascent (with backtracking) from the best point known, one start
+after another, each stopped on a plateau or in a basin an earlier start
+already climbed; between starts, random admissible points keep at least a
+quarter of the evaluations (and as many as finite-difference gradients
+cost), so random search is part of the adversary. Every trial point is
+projected back into Z first. ``random``: uniform admissible
 points until the budget is spent. ``hypothesis``: Hypothesis generating
 points with ``hypothesis.target(v)`` steering it. All three start from the
 same sampled points and count evaluations the same way, so they compare at
@@ -45,7 +48,7 @@ class SearchOptions:
     budget: int = DEFAULT_BUDGET
     seed: int = 0
     method: str = "ascent"
-    explore: float = 0.25  # share of the budget spent on random starts before ascending
+    explore: float = 0.25  # share of the evaluations kept for random admissible points between ascents
     lr: float = 0.02  # first Adam step, in units of each variable's range
     lr_max: float = 0.1  # the step grows by ``grow`` after each step that raised v, up to this
     grow: float = 1.5
@@ -95,6 +98,7 @@ class Search:
         self.starts = 0
         self.stopped = ""
         self.ends: list[tuple[int, np.ndarray]] = []  # where earlier ascents ended (basin memory)
+        self.fd_spent = 0  # evaluations spent on finite-difference gradients
 
     # --- accounting ----------------------------------------------------------------------
     def _charge(self, n: int):
@@ -201,8 +205,11 @@ class Search:
         else:
             q, _ = np.linalg.qr(self.rng.normal(size=(len(active), k)))
             basis = q.T
+        if 2 * k * max(1, len(p.roles)) > self.options.budget - self.spent:
+            return None  # a partial gradient would waste the rest of the budget: leave it to exploration
         h = self.options.fd_step
         g = np.zeros(len(u))
+        before = self.spent
         for row in basis:
             d = np.zeros(len(u))
             d[active] = row
@@ -215,6 +222,7 @@ class Search:
             if math.isfinite(vp) and math.isfinite(vm):
                 g += (vp - vm) / denom * d
         self.gradients[FINITE_DIFFERENCES] += 1
+        self.fd_spent += self.spent - before
         return g * (len(active) / k)
 
     # --- the methods ---------------------------------------------------------------------
@@ -247,10 +255,11 @@ class Search:
 
     def _ascent(self, pool):
         # Ascend from the best point known; between starts, spend random admissible points until
-        # they are ``explore`` of what was spent (so random search is always part of the adversary).
+        # they are ``explore`` of what was spent, and at least what finite-difference gradients cost
+        # (so where gradients are expensive the adversary is never mostly a slower random search).
         explored = 0
         for _ in range(100 * self.options.budget):
-            while explored < self.options.explore * self.spent or not pool:
+            while explored < max(self.options.explore * self.spent, self.fd_spent) or not pool:
                 before = self.spent
                 pi, x = self._random_point()
                 pool.append((self.value(pi, x), pi, x))

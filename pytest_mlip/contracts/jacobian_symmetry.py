@@ -53,10 +53,10 @@ class JacobianSymmetry(Check):
                  "--mlip-recheck-guaranteed).")
     procedure = ("For small molecules and a small crystal, build the Jacobian block of up to max_atoms atoms "
                  "(seeded subset) by central differences of the forces, Richardson-extrapolated from h = 2e-3 and "
-                 "1e-3 A (12 calls per atom; the h^2 error is not symmetric and, on models whose forces curve on a "
-                 "0.01 A scale such as CHGNet, would pass for asymmetry), and report lambda = ||J_anti||_F / ||J||_F (the asymmetry of Bigi et al., 'The dark side of the "
-                 "forces', also used by ML-PEG's physicality tests), plus the largest antisymmetric element. "
-                 "Label-free.")
+                 "1e-3 A (12 calls per atom; the h^2 error is not symmetric and, on models whose forces curve on "
+                 "a 0.01 A scale such as CHGNet, would pass for asymmetry), and report lambda = ||J_anti||_F / "
+                 "||J||_F (the asymmetry of Bigi et al., 'The dark side of the forces', also used by ML-PEG's "
+                 "physicality tests), plus the largest antisymmetric element. Label-free.")
     threshold = ("lambda <= tau (2.5e-3): >= 3x the largest lambda of the shipped autograd models, all of it "
                  "finite-difference and float32 noise (7.8e-4, chgnet-0.3.0 on rattled CH3OH; sevennet-0 <= 6.4e-5, "
                  "diep <= 2.7e-4), and below the smallest lambda Bigi et al. report for a direct-force model "

@@ -80,7 +80,12 @@ class HiddenPairForce(AddedTerm):
 
 
 class ConstantForce(AddedTerm):
-    """Breaks zero net force: every atom gets the same 0.005 eV/A push (energy unchanged)."""
+    """Breaks zero net force: every atom gets the same 0.005 eV/A push (energy unchanged).
+
+    A pure force-head defect: it also breaks F = -dE/dx (the energy does not
+    see the push) and rotation equivariance (the push has a fixed direction);
+    its Jacobian is zero, so force-Jacobian symmetry holds.
+    """
 
     conservative = False
     push = 0.005 * np.array([1.0, 2.0, 2.0]) / 3.0
@@ -131,11 +136,11 @@ class StepPair(OnLennardJones):
 class CompressionCollapse(OnLennardJones):
     """Breaks the compression wall: E += N f(v), f = -A / v^8 per atom (v = V/N), periodic cells only.
 
-    Built on the registry's Lennard-Jones model (fast at high density). The term falls off as s^-24 with the linear scale s, faster than
-    the LJ wall (s^-12) rises, so it is ~1e-3 eV/atom at equilibrium and
-    outweighs the wall below about 0.6 x the equilibrium size. Its stress
-    f'(v) on the diagonal is analytic (stress-strain consistency holds); it
-    has no forces (uniform in positions).
+    Built on the registry's Lennard-Jones model (fast at high density). Under
+    compression (linear scale s) the term grows as s^-24, faster than the LJ
+    wall (s^-12): it is ~1e-3 eV/atom at equilibrium and outweighs the wall
+    below about 0.6 x the equilibrium size. Its stress f'(v) on the diagonal
+    is analytic (stress-strain consistency holds); it has no forces.
     """
 
     amplitude, power = 3.1e4, 8  # eV A^24 per atom
