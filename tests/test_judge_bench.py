@@ -400,7 +400,6 @@ def variants(b: Bench) -> list[Variant]:
     return out
 
 
-@pytest.mark.slow
 def test_judge_bench(bench, tmp_path, capsys):
     vs = variants(bench)
     assert len(vs) >= 60
@@ -431,7 +430,6 @@ def test_judge_bench(bench, tmp_path, capsys):
     assert not wrong_reason, f"caught for the wrong reason: {wrong_reason}"
 
 
-@pytest.mark.slow
 def test_judge_cli_exit_status(bench, tmp_path):
     ok = subprocess.run([sys.executable, "-m", "pytest_mlip.cli", "judge", str(bench.rep / "report.md"), "-q"],
                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -222,7 +222,11 @@ def curves_png(cs: dict, target: str, probes: list[dict] | None = None) -> bytes
                 allv.extend(y.tolist())
             stack = np.array(stack)
             if np.isfinite(stack).any():
-                lo, hi = np.nanmin(stack, axis=0), np.nanmax(stack, axis=0)
+                import warnings
+
+                with warnings.catch_warnings():  # columns no committee curve reaches stay NaN: no band there
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    lo, hi = np.nanmin(stack, axis=0), np.nanmax(stack, axis=0)
                 ax.fill_between(grid, lo, hi, color="0.6", alpha=0.35, lw=0, label="committee band")
         if tgt:
             x, y = rel(tgt)

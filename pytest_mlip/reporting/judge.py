@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +46,6 @@ BARE_NUM_RE = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+
 UPPER_STATUS_RE = re.compile(r"\b(PASS|FAIL|ERROR|SKIP)\b")
 ANY_STATUS_RE = re.compile(r"(?i)\b(pass|fail|error|skip)\b")
 HEX_RE = re.compile(r"^[0-9a-f]{6,64}$")
-PLAIN_NUMBER_RE = re.compile(r"^[-+.\deE]+$")
 ON_RE = re.compile(r"`([^`]+)`\s+on\s+`([^`]+)`")
 PER_PROBE_RE = re.compile(r"^`([^`]+)`:\s*(.+?)\s+per probe\s*$")
 CODE_RE = re.compile(r"`([^`]*)`")
@@ -140,7 +140,7 @@ class Judge:
         if self.run_art is not None:
             for t in (self.run_art.value.get("texts") or {}).values():
                 out.update(str(x) for x in t.values() if x)
-        return sorted((s for s in out if s and not PLAIN_NUMBER_RE.match(s)), key=len, reverse=True)
+        return sorted((s for s in out if s and not _is_float(s)), key=len, reverse=True)
 
     def _quantities(self) -> list[str]:
         names = {"max v/tau", "v/tau", "tau", "verdict"}
@@ -399,6 +399,15 @@ class Judge:
             out.append(Finding(False, where, m.group(0), ["verdict without a citation: a status must cite the "
                                                           "verdict artifact"]))
         return out
+
+
+def _is_float(s: str) -> bool:
+    """A known string that reads as a plain number could hide an uncited one: such strings are not exempt."""
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
 
 
 def _same(x, y) -> bool:
@@ -697,17 +706,37 @@ def _read_report(path: Path) -> tuple[str, Any]:
 
 
 def _pick_store(path: Path, declared_store: str | None, store: str | None):
+    """The store to judge against: --store, else the snapshot next to the report (also gzipped), else the
+    store the report names. Returns (store, temporary file to delete or None)."""
     from ..provenance.store import Store
 
     if store:
-        return Store(Path(store), readonly=True)
+        return Store(Path(store), readonly=True), None
     from .report import SNAPSHOT
 
     snap = path.parent / SNAPSHOT
     if snap.is_file():
-        return Store(snap, readonly=True)
+        return Store(snap, readonly=True), None
+    gz = snap.with_name(SNAPSHOT + ".gz")
+    if gz.is_file():
+        import gzip
+        import shutil
+        import tempfile
+
+        fd, tmp = tempfile.mkstemp(suffix=".sqlite", prefix="mlip-judge-")
+        try:
+            with os.fdopen(fd, "wb") as out, gzip.open(gz, "rb") as src:
+                shutil.copyfileobj(src, out)
+            return Store(tmp, readonly=True), tmp
+        except (OSError, EOFError) as exc:
+            os.unlink(tmp)
+            raise MlipError(f"cannot read the compressed snapshot {gz} ({exc}); pass the store with --store PATH") \
+                from None
+        except BaseException:
+            os.unlink(tmp)
+            raise
     if declared_store and Path(declared_store).is_file():
-        return Store(Path(declared_store), readonly=True)
+        return Store(Path(declared_store), readonly=True), None
     raise MlipError(f"no provenance store for {path}: neither {snap} nor the store the report names "
                     f"({declared_store}) exists; pass it with --store PATH")
 
@@ -720,7 +749,7 @@ def judge_file(report, store: str | None = None) -> Judgement:
     else:
         head = parse_markdown_header(content)
         declared_run, declared_store = head["run"], head["store"]
-    st = _pick_store(path, declared_store, store)
+    st, tmp = _pick_store(path, declared_store, store)
     try:
         judge = Judge(st, declared_run)
         if fmt == "json":
@@ -728,7 +757,8 @@ def judge_file(report, store: str | None = None) -> Judgement:
         else:
             claims, problems, declared = markdown_claims(content, judge)
             declared.update(parse_markdown_header(content))
-        result = Judgement(str(path), str(st.path), declared_run)
+        label = str(path.parent / "provenance.sqlite.gz") if tmp else str(st.path)
+        result = Judgement(str(path), label, declared_run)
         result.findings += judge.header(declared, "header")
         pairs = []
         for c in claims:
@@ -742,3 +772,5 @@ def judge_file(report, store: str | None = None) -> Judgement:
         return result
     finally:
         st.close()
+        if tmp:
+            os.unlink(tmp)
