@@ -18,7 +18,8 @@ def clean_morse():
     """Clean reference: ASE Morse with a smooth cutoff (finite, repulsive wall; all laws hold)."""
     from ase.calculators.morse import MorsePotential
 
-    calc = MorsePotential(epsilon=1.0, rho0=3.0, r0=2.0, rcut1=4.0, rcut2=5.0)
+    # rcut1, rcut2 are in units of r0 in ASE: the cutoff is 2.5 x 2 A = 5 A, as declared
+    calc = MorsePotential(epsilon=1.0, rho0=3.0, r0=2.0, rcut1=2.0, rcut2=2.5)
     calc.mlip_metadata = {"cutoff": 5.0, "conservative": True, "dtype": "float64"}
     return calc
 
