@@ -133,6 +133,13 @@ def summary_lines(verdicts: list[dict], state) -> list[str]:
     lines.append("")
     lines.append("FAIL: hard contract failed on the target (fails the run); fail*: committee or soft (reported only); "
                  "spread: v/tau across models at the target's worst probe.")
+    reported = [v for v in verdicts if v["status"] in ("fail", "error") and v not in gating]
+    if reported:
+        lines.append("reported, not gating (committee models and soft contracts):")
+        for v in reported:
+            worst = next((p for p in v.get("probes", []) if p["probe"] == v.get("worst_probe")), {})
+            note = f"; {worst['message']}" if worst.get("message") else ""
+            lines.append(f"  {v['contract']} on {v['model']}: {v['reason']}{note}")
     cost: dict[str, list[float]] = {}
     for v in verdicts:
         c = cost.setdefault(v["model"], [0, 0, 0.0])
