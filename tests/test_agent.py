@@ -223,3 +223,37 @@ def test_unknown_model_is_a_one_line_error(tmp_path, capsys):
     assert rc == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown model" in err[0]
+
+
+def test_evidence_from_an_older_code_version_is_judged_against_its_own_run(tmp_path, pytester, monkeypatch):
+    """Evidence recorded by an earlier version of the tool stays citable: the run artifact names the
+    evidence run and its code version, and the judge holds each cited artifact to the run that made it."""
+    import pytest_mlip.provenance.artifact as artifact
+    from pytest_mlip.reporting.judge import judge_file
+
+    FRESH = "tests.mutants.agent:transition_metal_wall"
+    (pytester.path / "mlip_small_wall.toml").write_text(Path(SUITE).read_text())
+    monkeypatch.setattr(artifact, "code_version", lambda: "0.0.1+older")
+    res = pytester.runpytest_inprocess(f"--mlip={FRESH}", f"--mlip-committee={CLEAN}", "--mlip-no-builtin",
+                                       "mlip_small_wall.toml", "-p", "no:cacheprovider")
+    assert res.ret == 1
+    monkeypatch.undo()
+    out = tmp_path / "out"
+    rc = detect("--target", FRESH, "--committee", CLEAN, "--suite", SUITE,
+                "--store", str(pytester.path / ".mlip" / "provenance.sqlite"), "--output", str(out),
+                "--tests-dir", "none", "--hypotheses", "2", "--escalations", "2")
+    assert rc == 0
+    reports = sorted((out / "escalations").glob("*/report.md"))
+    assert reports
+    for path in reports + [out / "report.md"]:
+        result = judge_file(path)
+        assert result.ok, "\n".join(f.line() for f in result.failed)
+        assert result.required_present == result.required_total >= 1
+    # the run artifact declares where the older numbers come from
+    from pytest_mlip.provenance.store import Store
+
+    st = Store(out / "provenance.sqlite")
+    run = st.run(json.loads((out / "run.json").read_text())["run"])
+    value = st.get(run["artifact"]).value
+    assert value["evidence_runs"] and all(v == "0.0.1+older" for v in value["evidence_runs"].values())
+    st.close()

@@ -48,7 +48,15 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
+    import builtins
+    import warnings
+
     from ..errors import MlipError
+    from ..plugin import THIRD_PARTY_NOISE
+
+    for line in THIRD_PARTY_NOISE:  # the model packages' load-time warnings, as in pytest --mlip runs
+        _, message, category = line.split(":", 2)
+        warnings.filterwarnings("ignore", message=message, category=getattr(builtins, category))
     from ..models.registry import default_committee
 
     if args.hypotheses < 1 or args.escalations < 1 or args.budget < 1:

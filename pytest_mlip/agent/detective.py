@@ -327,6 +327,11 @@ class Detective:
     def _write_protocols(self, desk, memory, run_id, esc: Escalation) -> list[Path]:
         plans = self.planner.write_plans(desk, esc.hypothesis, esc.prereg, esc.reports, esc.verdict)
         written = []
+        if not plans:
+            why = ("no protocol kept: no pre-registered protocol that the target fails is passed by at least half "
+                   "the committee, so none would tell a fixed model from the others")
+            self.log(f"  {why}")
+            memory.append("protocol_file", {"hypothesis": esc.hypothesis.id, "refused": [why]}, run=run_id)
         tables = {p.name: p.protocol for p in esc.prereg.predictions}
         for plan in plans:
             chosen = [tables[n] for n in plan.predictions if n in tables]

@@ -211,12 +211,24 @@ class AgentLedger:
         return f"it is written after '{best}' but cites a {kind} ({label}); name the quantity it is just before it"
 
     # --- closing -------------------------------------------------------------------------------------------------
-    def finish(self, required: list[str], texts: dict | None = None) -> str:
-        """The run artifact citing everything the reports cite; closes the run in the store."""
+    def finish(self, required: list[str], texts: dict | None = None,
+               required_by_hypothesis: dict[str, list[str]] | None = None) -> str:
+        """The run artifact citing everything the reports cite; closes the run in the store.
+
+        It names the earlier runs whose artifacts the reports cite as evidence, with the code version
+        each recorded them with (the judge holds such an artifact to its own run, not to this one), and
+        the claims each escalation report must make (those of its hypothesis)."""
         parents = [a for a in dict.fromkeys(self.cited) if a]
+        evidence_runs = {}
+        for art in self.store.get_many(parents).values():
+            if art.run and art.run != self.run_id:
+                evidence_runs[art.run] = art.code_version
         art = Artifact(kind="run", value={"target": self.target, "committee": list(self.committee),
                                           "verdicts": sum(1 for a in parents if self.kinds.get(a) == "verdict"),
-                                          "required": sorted(set(required)), "texts": texts or {}},
+                                          "required": sorted(set(required)), "texts": texts or {},
+                                          "evidence_runs": evidence_runs,
+                                          "required_by_hypothesis": {h: sorted(set(r)) for h, r in
+                                                                     (required_by_hypothesis or {}).items()}},
                        routine="pytest_mlip.agent.detective", params={"run_id": self.run_id}, parents=tuple(parents),
                        model=None, code_version=self.code_version,
                        reason="the detective run: every number its escalation reports print", context={},

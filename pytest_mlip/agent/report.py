@@ -628,7 +628,10 @@ def write_run_outputs(det, desk, summary) -> None:
     index = index_report(det, desk, summary)
     required = [r for w, _ in writers for r in w.required if r]
     shown = {f"f{i}": _rel(f, det.out) for i, f in enumerate(summary.files)}
-    led.finish(required, texts={"agent": {"memory": str(det.memory_path.name)}, "files": shown})
+    by_hypothesis = {w.h.id: [r for r in w.required if r] for w, _ in writers}
+    led.finish(required, texts={"agent": {"memory": str(det.memory_path.name),
+                                         "evidence": f"`{summary.evidence_source}`"}, "files": shown},
+               required_by_hypothesis=by_hypothesis)
     for w, text in writers:
         (w.folder / "report.md").write_text(text)
         led.snapshot(w.folder / "provenance.sqlite")
@@ -663,7 +666,7 @@ def index_report(det, desk, summary) -> str:
     lines = [f"# Detective run on {desk.target_name}", "", f"- run: `{led.run_id}`",
              f"- code version: `{led.code_version}`", "- provenance store: `provenance.sqlite`",
              f"- planner: {summary.planner}; committee: " + ", ".join(f"`{m}`" for m in det.committee),
-             f"- evidence: {summary.evidence_source}", f"- memory: `{det.memory_path.name}` (append-only)",
+             f"- evidence: `{summary.evidence_source}`", f"- memory: `{det.memory_path.name}` (append-only)",
              f"- stopped: {summary.stopped}", "- wall time, model evaluations and tokens: `run.json`", "",
              "## Hypotheses", ""]
     for x in summary.hypotheses:

@@ -103,8 +103,9 @@ class Judgement:
 class Judge:
     """Checks claims against one run of one store."""
 
-    def __init__(self, store, run_id: str):
+    def __init__(self, store, run_id: str, hypothesis: str | None = None):
         self.store = store
+        self.hypothesis = hypothesis  # an agent's escalation report answers for the claims of its hypothesis
         run = store.run(run_id)
         if run is None:
             raise MlipError(f"run {run_id!r} is not in the provenance store {store.path}; judge the report against "
@@ -263,7 +264,13 @@ class Judge:
         c.context["resolved"] = aid
         a = self.get(aid)
         reasons = []
-        if a.code_version != self.run["code_version"]:
+        evidence = ((self.run_art.value or {}).get("evidence_runs") or {}) if self.run_art else {}
+        if a.run and a.run != self.run["id"] and a.run in evidence:
+            # evidence an agent run started from: current for the run that recorded it, as the run artifact declares
+            if a.code_version != evidence[a.run]:
+                reasons.append(f"stale: recorded by code version {a.code_version}, its evidence run {a.run} used "
+                               f"{evidence[a.run]}")
+        elif a.code_version != self.run["code_version"]:
             reasons.append(f"stale: recorded by code version {a.code_version}, the run used "
                            f"{self.run['code_version']}")
         if a.model is not None:
@@ -367,7 +374,11 @@ class Judge:
         return out
 
     def required(self, findings_claims: list[tuple[Claim, Finding]]) -> tuple[list[Finding], int, int]:
-        required = list((self.run_art.value or {}).get("required") or []) if self.run_art else []
+        value = (self.run_art.value or {}) if self.run_art else {}
+        required = list(value.get("required") or [])
+        by_hypothesis = value.get("required_by_hypothesis") or {}
+        if self.hypothesis is not None and self.hypothesis in by_hypothesis:
+            required = list(by_hypothesis[self.hypothesis])  # an escalation report answers for its hypothesis
         present = 0
         out = []
         for vid in required:
@@ -431,7 +442,7 @@ def _strip_code(s: str) -> str:
 
 
 def _model_header(s: str) -> str:
-    s = re.sub(r"\s*\((target|committee)\)\s*$", "", s.strip())
+    s = re.sub(r"\s*\((target|committee|extra)\)\s*$", "", s.strip())
     return _strip_code(s)
 
 
@@ -448,10 +459,12 @@ def parse_markdown_header(text: str) -> dict:
     run = re.search(r"^- run: `([^`]+)`", text, re.M)
     code = re.search(r"^- code version: `([^`]+)`", text, re.M)
     store = re.search(r"^- provenance store: `([^`]+)`", text, re.M)
+    hypothesis = re.search(r"^- hypothesis: (\S+)", text, re.M)
     if not run or not code:
         raise MlipError("the report has no pytest-mlip run header (lines '- run: `ID`' and '- code version: `V`'); "
                         "judge a report written by pytest --mlip=MODEL --mlip-report=DIR")
-    return {"run": run.group(1), "code_version": code.group(1), "store": store.group(1) if store else None}
+    return {"run": run.group(1), "code_version": code.group(1), "store": store.group(1) if store else None,
+            "hypothesis": hypothesis.group(1) if hypothesis else None}
 
 
 def markdown_claims(text: str, judge: Judge) -> tuple[list[Claim], list[Finding], dict]:
@@ -751,7 +764,7 @@ def judge_file(report, store: str | None = None) -> Judgement:
         declared_run, declared_store = head["run"], head["store"]
     st, tmp = _pick_store(path, declared_store, store)
     try:
-        judge = Judge(st, declared_run)
+        judge = Judge(st, declared_run, hypothesis=None if fmt == "json" else head["hypothesis"])
         if fmt == "json":
             claims, problems, declared = json_claims(content)
         else:
