@@ -258,7 +258,9 @@ def verdict_artifacts(verdict, evaluator, code_version: str, run: str | None = N
         params={"contract": verdict.contract, "check": verdict.check, "role": verdict.role, "hard": verdict.hard,
                 "basis": verdict.basis, "setting": verdict.setting, "reason": verdict.reason,
                 "units": dict(verdict.units), "worst_probe": verdict.worst_probe},
-        parents=tuple(verdict_parents) if verdict.status != "skip" else (), model=ident,
+        # a skip still cites its setting (the named tolerances a report prints beside it)
+        parents=tuple(verdict_parents) if verdict.status != "skip" else tuple(ids["tolerance"].values()),
+        model=ident,
         code_version=code_version,
         reason=("pass if the worst v/tau is at most one, fail above, error if the model failed on a probe; "
                 "skip with the stated reason"),
