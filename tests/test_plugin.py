@@ -131,3 +131,15 @@ def test_runs_from_any_directory_after_install(tmp_path):
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "dissociation-limit" in proc.stdout and "rotation-invariance" in proc.stdout
+
+
+def test_contract_marked_slow_is_left_out_by_marker_selection(run, pytester):
+    pytester.makefile(".toml", mlip_big=(
+        '[[contract]]\nname = "big-wall"\ncheck = "repulsive_wall"\nslow = true\n'
+        'pairs = [["Cu", "Cu"]]\ntolerance = { drop = 0.01 }\n'))
+    result = run(f"--mlip={CLEAN}", "--mlip-committee=none", "--mlip-no-builtin", "mlip_big.toml",
+                 "-m", "not slow")
+    assert result.ret == 5  # nothing left to run
+    result.stdout.fnmatch_lines(["*1 deselected*"])
+    result = run(f"--mlip={CLEAN}", "--mlip-committee=none", "--mlip-no-builtin", "mlip_big.toml", "-m", "slow")
+    assert result.ret == 0

@@ -40,6 +40,7 @@ class ContractSettings(BaseModel):
     description: str = ""
     tolerance: dict[str, float] = Field(default_factory=dict)
     structures: list[StructureSpec] = Field(default_factory=list)
+    slow: bool = Field(False, description="mark the items slow (pytest -m 'not slow' leaves them out)")
 
     #: default tolerances of the check type (filled per subclass)
     default_tolerance: ClassVar[dict[str, float]] = {}
@@ -127,6 +128,12 @@ class Verdict(BaseModel):
                 return p
         return None
 
+
+
+def unit_text(units: dict, key: str) -> str:
+    """A quantity's unit as printed: '' for dimensionless ratios (declared as "1")."""
+    u = units.get(key, "")
+    return "" if u == "1" else u
 
 class Check:
     """Base of every check routine. Subclasses set the class attributes and ``measure``."""
@@ -239,8 +246,8 @@ class Check:
             status, reason = "error", f"model failed on {len(errors)} probe(s): {errors[0].message}"
         elif worst.normalized > 1.0:
             status = "fail"
-            parts = [f"{k}={v:.3g} {self.units.get(k, '')} (tau {settings.tolerance[k]:g})"
-                     for k, v in worst.violations.items()]
+            parts = [" ".join(filter(None, (f"{k}={v:.3g}", unit_text(self.units, k)))) +
+                     f" (tau {settings.tolerance[k]:g})" for k, v in worst.violations.items()]
             reason = f"worst probe {worst.probe}: " + ", ".join(parts)
         else:
             status, reason = "pass", ""
@@ -252,7 +259,7 @@ class Check:
 
     def describe_setting(self, settings) -> str:
         """The verification setting a verdict is bounded by, in one line."""
-        tol = ", ".join(f"{k}<={v:g} {self.units.get(k, '')}".strip() for k, v in settings.tolerance.items())
+        tol = ", ".join(f"{k}<={v:g} {unit_text(self.units, k)}".strip() for k, v in settings.tolerance.items())
         n = len(settings.structures)
         extra = self.setting_details(settings)
         return f"{self.name}: {tol}; {'hard' if settings.hard else 'soft'}, {settings.basis}" + (

@@ -57,6 +57,8 @@ def fmt(x) -> str:
 
 
 def format_failure(verdict, state) -> str:
+    from ..contracts.base import unit_text
+
     lines = [f"{verdict.contract} FAILED on {verdict.model} ({'hard' if verdict.hard else 'soft'}, {verdict.basis})",
              f"  {verdict.reason}"]
     worst = verdict.worst()
@@ -65,7 +67,7 @@ def format_failure(verdict, state) -> str:
         for k, v in worst.violations.items():
             noise = verdict.noise.get(k)
             ntxt = f", measured float32 noise {noise:.2g}" if noise else ""
-            lines.append(f"    {k}: v = {v:.4g} {verdict.units.get(k, '')}, tau = {verdict.tolerance[k]:g}{ntxt}")
+            lines.append(f"    {k}: v = {v:.4g} {unit_text(verdict.units, k)}, tau = {verdict.tolerance[k]:g}{ntxt}")
         shown = {k: v for k, v in worst.observables.items() if not isinstance(v, list)}
         if shown:
             lines.append("    observed: " + ", ".join(f"{k}={fmt(v)}" for k, v in shown.items()))
