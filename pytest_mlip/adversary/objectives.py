@@ -751,7 +751,9 @@ class DesorptionBarrierObjective(Objective):
         dom = self.domain(settings)
         lo, hi = dom.height if dom.height is not None else (0.0, settings.dz_max)
         lat = f", lateral shifts up to {dom.lateral:g} of the cell vectors" if dom.lateral else ", at the relaxed site"
-        return f"Z: each relaxed adsorbate lifted rigidly by {lo:g} to {hi:g} A (asymptote {settings.dz_max:g} A){lat}"
+        return (f"Z: each relaxed adsorbate lifted rigidly by {lo:g} to {hi:g} A (asymptote {settings.dz_max:g} A){lat}; "
+                "a rise on this rigid path is an upper bound on the barrier: the sampled check's CI-NEB is what "
+                "confirms or dismisses it on the minimum-energy path")
 
 
 __all__ = ["OBJECTIVES", "Objective", "register", "objective_for", "DomainError", "AdsorbateProblem",

@@ -97,8 +97,7 @@ def matrix_png(data: dict) -> bytes | None:
             grid[i, j] = lv
         labels[(i, j)] = status
     cmap, norm = _cmap()
-    cmap = cmap.copy()
-    cmap.set_bad("#e0e0e0")
+    cmap = cmap.with_extremes(bad="#e0e0e0")
     fig = _fig(2.0 + 1.6 * len(models), 0.8 + 0.42 * len(contracts))
     ax = fig.add_subplot()
     im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, norm=norm, aspect="auto")
@@ -301,8 +300,7 @@ def heatmap_png(table: dict, model: str) -> bytes | None:
     finite = grid[np.isfinite(grid)]
     span = float(np.abs(finite).max()) if finite.size else 1.0
     span = span or 1.0
-    cmap = colormaps["RdBu_r"].copy()
-    cmap.set_bad("#e0e0e0")
+    cmap = colormaps["RdBu_r"].with_extremes(bad="#e0e0e0")
     fig = _fig(1.8 + 0.9 * len(cols), 1.0 + 0.4 * len(rows))
     ax = fig.add_subplot()
     im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, norm=TwoSlopeNorm(vmin=-span, vcenter=0.0, vmax=span),
