@@ -192,11 +192,15 @@ _LOADED: dict[str, LoadedModel] = {}
 
 
 def limit_torch_threads() -> None:
-    """Share the cores between pytest-xdist workers instead of oversubscribing them.
+    """One torch thread per process unless ``PYTEST_MLIP_THREADS`` says otherwise.
 
-    torch defaults to one thread per core in every process; with ``-n 2`` on
-    two cores that is four busy threads, and spinning OpenMP threads then make
-    each call several times slower. ``PYTEST_MLIP_THREADS`` overrides.
+    Reproducibility first: with several threads, torch's parallel float32
+    reductions sum in a varying order, so a model's forces change in the 7th
+    digit from one run to the next (DIEP, measured here) -- enough for a BFGS
+    relaxation to end on the other side of its step budget and a verdict to
+    flip between a serial run and ``pytest -n 2``. One thread per process also
+    shares the cores between pytest-xdist workers instead of oversubscribing
+    them (spinning OpenMP threads make each call several times slower).
     """
     import sys
 
@@ -204,8 +208,7 @@ def limit_torch_threads() -> None:
     if torch is None:
         return
     wanted = os.environ.get("PYTEST_MLIP_THREADS")
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
-    n = int(wanted) if wanted else max(1, (os.cpu_count() or 1) // max(1, workers))
+    n = max(1, int(wanted)) if wanted else 1
     if torch.get_num_threads() != n:
         torch.set_num_threads(n)
 
