@@ -352,6 +352,17 @@ class OfflinePlanner(Planner):
         return Prediction(name=name, kind=kind, target=target, committee=committee, rationale=rationale,
                           protocol=table, extra_models=extra or [])
 
+    def _neighbour_control(self, desk, h, base, check, field, candidates, taken, claim, common, rationale):
+        """The control every widened hypothesis pre-registers: neighbours of the units that obeyed the law,
+        never evaluated, expected to pass on the target (None when no such unit is left)."""
+        units = self._filter_units(desk, check, field, candidates, taken, claim, CONTROL_UNITS)
+        if not units:
+            return None
+        return self._pred(f"{base}-control", "control", "pass", "any", rationale,
+                          {"name": f"{base}-control", "check": check, "hard": True, "basis": "exact",
+                           "description": f"control of {h.id}: neighbours of the classes that obeyed the law",
+                           field: units, **common})
+
     def _float64(self, desk) -> list[str]:
         """Other channels of the target that vary one factor: its float64 build (dtype alone), when registered
         and usable, and up to ``SIBLINGS`` usable siblings of its family (same training lineage, another
@@ -432,15 +443,11 @@ class OfflinePlanner(Planner):
                      "description": f"scope of {h.id}: neighbouring pairs of the failing class", "pairs": scope,
                      **common}))
             ctrl_src = [u for f, u in passing if f == "pairs"]
-            control = self._filter_units(desk, "repulsive_wall", "pairs", grow(ctrl_src), existing + scope, clean,
-                                         CONTROL_UNITS)
+            control = self._neighbour_control(
+                desk, h, base, "repulsive_wall", "pairs", grow(ctrl_src), existing + scope, clean, common,
+                "neighbours of the pairs that kept a wall, outside the failing class: the target keeps it too")
             if control:
-                preds.append(self._pred(
-                    f"{base}-control", "control", "pass", "any",
-                    "neighbours of the pairs that kept a wall, outside the failing class: the target keeps it too",
-                    {"name": f"{base}-control", "check": "repulsive_wall", "hard": True, "basis": "exact",
-                     "description": f"control of {h.id}: neighbours of the classes that obeyed the law",
-                     "pairs": control, **common}))
+                preds.append(control)
         if narrowed:
             return self._wall_narrowed(desk, h, settings, pairs, base)
         if pairs:
@@ -632,15 +639,11 @@ class OfflinePlanner(Planner):
                     f"{settings.transform}", ctrl))
             else:
                 grown = self._round_robin([self._grow_structure(u) for _, u in passing])
-                control = self._filter_units(desk, "symmetry", "structures", grown, existing + scope, clean,
-                                             CONTROL_UNITS)
+                control = self._neighbour_control(
+                    desk, h, base, "symmetry", "structures", grown, existing + scope, clean, common,
+                    "neighbours of the structures that kept the symmetry: the target keeps it too")
                 if control:
-                    preds.append(self._pred(
-                        f"{base}-control", "control", "pass", "any",
-                        "neighbours of the structures that kept the symmetry: the target keeps it too",
-                        {"name": f"{base}-control", "check": "symmetry", "hard": True, "basis": "exact",
-                         "description": f"control of {h.id}: neighbours of the classes that obeyed the law",
-                         "structures": control, **common}))
+                    preds.append(control)
         # robustness: new random transformations and, for rattled structures, a new rattle
         robust = [({**u, "seed": int(u.get("seed", 0)) + 1} if u.get("rattle") else u) for u in structs]
         preds.append(self._pred(
@@ -707,15 +710,11 @@ class OfflinePlanner(Planner):
                     {"name": f"{base}-scope", "check": "dissociation", "hard": True, "basis": "exact",
                      "description": f"scope of {h.id}: neighbouring fragment pairs", "pairs": scope, **common}))
             grown = [[[x, b] for x in self._grow_structure(a)] for a, b in (u for _, u in passing)]
-            control = self._filter_units(desk, "dissociation", "pairs", self._round_robin(grown), existing, clean,
-                                         CONTROL_UNITS)
+            control = self._neighbour_control(
+                desk, h, base, "dissociation", "pairs", self._round_robin(grown), existing, clean, common,
+                "neighbours of the fragment pairs that added up: they add up on the target too")
             if control:
-                preds.append(self._pred(
-                    f"{base}-control", "control", "pass", "any",
-                    "neighbours of the fragment pairs that added up: they add up on the target too",
-                    {"name": f"{base}-control", "check": "dissociation", "hard": True, "basis": "exact",
-                     "description": f"control of {h.id}: neighbours of the classes that obeyed the law",
-                     "pairs": control, **common}))
+                preds.append(control)
         preds.append(self._pred(
             f"{base}-farther", "mechanism" if not narrowed else "scope", "fail", "any",
             "one factor varied (the gap, further beyond the cutoff): a leak that does not decay with distance is a "

@@ -630,7 +630,7 @@ def write_run_outputs(det, desk, summary) -> None:
     shown = {f"f{i}": _rel(f, det.out) for i, f in enumerate(summary.files)}
     by_hypothesis = {w.h.id: [r for r in w.required if r] for w, _ in writers}
     led.finish(required, texts={"agent": {"memory": str(det.memory_path.name),
-                                         "evidence": f"`{summary.evidence_source}`"}, "files": shown},
+                                         "evidence": summary.evidence_source}, "files": shown},
                required_by_hypothesis=by_hypothesis)
     for w, text in writers:
         (w.folder / "report.md").write_text(text)
