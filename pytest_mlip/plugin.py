@@ -19,7 +19,8 @@ from .errors import MlipError
 CONTRACT_GLOB = "mlip_*.toml"
 
 #: provenance store, reports and the CI gate (their own options and hooks)
-pytest_plugins = ["pytest_mlip.provenance.plugin", "pytest_mlip.adversary.plugin"]
+pytest_plugins = ["pytest_mlip.provenance.plugin", "pytest_mlip.adversary.plugin", "pytest_mlip.fixtures",
+                  "pytest_mlip.progress", "pytest_mlip.options"]
 
 
 def pytest_addoption(parser):
@@ -38,6 +39,11 @@ def pytest_addoption(parser):
                     help="run checks that a model's construction guarantees (skipped with the reason by default)")
     group.addoption("--mlip-no-builtin", action="store_true", default=False,
                     help="do not collect the built-in contract suite, only contract files given or found")
+    group.addoption("--mlip-offline", action="store_true", default=False,
+                    help="never download model weights: a model not cached here is an error naming where to put "
+                         "its file (default: a registered foundation model is downloaded once, on first use)")
+    group.addoption("--mlip-contracts", action="store_true", default=False,
+                    help="list the collected contracts (law, hard/soft, tolerance, file) and exit")
     parser.addini("mlip", "default target model for --mlip", default=None)
     parser.addini("mlip_committee", "default committee (comma-separated or 'none')", default=None)
     parser.addini("mlip_output", "default --mlip-output folder", default=None)
@@ -80,12 +86,15 @@ def pytest_cmdline_main(config):
         from .models.registry import describe, model_names, registry
 
         rows = [describe(registry()[n]) for n in model_names()]
-        cols = ["name", "usable", "elements", "cutoff", "dtype", "conservative", "training", "channel"]
+        cols = ["name", "usable", "weights", "elements", "cutoff", "dtype", "conservative", "training", "channel"]
         widths = {c: max(len(c), *(len(str(r[c] if c != "usable" else r[c][:3])) for r in rows)) for c in cols}
         print("  ".join(c.ljust(widths[c]) for c in cols))
         for r in rows:
             print("  ".join(str(r[c] if c != "usable" else r[c][:3].rstrip(":")).ljust(widths[c]) for c in cols))
-        missing = [r for r in rows if r["usable"] != "yes"]
+        print("\nweights: 'in wheel' ships with its package; 'cached' is downloaded already; 'fetch' is downloaded "
+              "once, on first use, into its package's own cache (not with --mlip-offline); 'local file' needs "
+              "NAME=/path; 'none': analytic")
+        missing = [r for r in rows if r["usable"] != "yes" and r["weights"] != "fetch"]
         if missing:
             print("\nnot usable here, and how to fix it:")
             for r in missing:
@@ -114,11 +123,13 @@ def pytest_configure(config):
         return
     for line in THIRD_PARTY_NOISE:
         config.addinivalue_line("filterwarnings", line)
+    from .models import weights
     from .models.registry import default_committee, resolve
 
+    weights.set_offline(bool(config.getoption("mlip_offline")) or None)
     try:
         entry = resolve(target)
-        reason = entry.unavailable(entry.weights)
+        reason = _make_available(config, entry)
         if reason:
             raise MlipError(f"model {entry.name!r} is not usable here: {reason}")
         raw = config.getoption("mlip_committee") or config.getini("mlip_committee") or "default"
@@ -130,7 +141,7 @@ def pytest_configure(config):
             committee = [c.strip() for c in raw.split(",") if c.strip()]
             for c in committee:
                 e = resolve(c)
-                why = e.unavailable(e.weights)
+                why = _make_available(config, e)
                 if why:
                     raise MlipError(f"committee model {e.name!r} is not usable here: {why}")
     except MlipError as exc:
@@ -138,6 +149,25 @@ def pytest_configure(config):
     config.stash[STATE_KEY] = MlipSession(config, target, committee)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(p) for p in _default_paths(config)]
+
+
+def pytest_unconfigure(config):
+    from .models import weights
+
+    weights.set_offline(None)  # an in-process run (pytester) must not leave the next one offline
+
+
+def _make_available(config, entry) -> str | None:
+    """:func:`make_available` with the download's progress shown on the terminal (controller only)."""
+    from .models.registry import make_available
+
+    if hasattr(config, "workerinput"):  # the controller fetched already; a worker only looks
+        return entry.unavailable(entry.weights)
+    capman = config.pluginmanager.getplugin("capturemanager")
+    if capman is None or entry.unavailable(entry.weights) is None:
+        return make_available(entry, announce=print)
+    with capman.global_and_fixture_disabled():
+        return make_available(entry, announce=print)
 
 
 def _default_paths(config) -> list[Path]:
@@ -195,6 +225,7 @@ class ContractItem(pytest.Item):
         self.model = model
         self.role = role
         self.verdict = None
+        self.mlip_spec = model  # what the provenance hooks record this item's model calls under
         self.add_marker("mlip_contract")
 
     def runtest(self):

@@ -6,6 +6,8 @@ them here, before any inner run, keeps them in the snapshot.
 """
 
 import numpy  # noqa: F401
+import numpy as np
+import pytest
 import scipy.spatial.transform  # noqa: F401
 import ase.build  # noqa: F401
 import ase.io  # noqa: F401
@@ -25,3 +27,41 @@ import tests.mutants.foundation  # noqa: F401
 registry()
 
 pytest_plugins = ["pytester"]
+
+
+@pytest.fixture(scope="session")
+def mace_file(tmp_path_factory):
+    """A tiny random ScaleShiftMACE for H, C, O with r_max 4 A, saved as x.model."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("mace")
+    import pytest_mlip  # noqa: F401  (sets TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD before e3nn loads)
+    from e3nn import o3
+    from mace import modules
+
+    before = torch.get_default_dtype()
+    torch.manual_seed(0)
+    block = modules.interaction_classes["RealAgnosticResidualInteractionBlock"]
+    model = modules.ScaleShiftMACE(
+        r_max=4.0,
+        num_bessel=4,
+        num_polynomial_cutoff=5,
+        max_ell=2,
+        interaction_cls=block,
+        interaction_cls_first=block,
+        num_interactions=2,
+        num_elements=3,
+        hidden_irreps=o3.Irreps("8x0e+8x1o"),
+        MLP_irreps=o3.Irreps("8x0e"),
+        atomic_energies=np.array([-1.0, -3.0, -5.0]),
+        avg_num_neighbors=3.0,
+        atomic_numbers=[1, 6, 8],
+        correlation=2,
+        gate=torch.nn.functional.silu,
+        atomic_inter_scale=1.0,
+        atomic_inter_shift=0.0,
+    )
+    path = tmp_path_factory.mktemp("mace") / "x.model"
+    torch.save(model, path)
+    assert torch.get_default_dtype() == before
+    return path
+

@@ -15,7 +15,7 @@ import pytest_mlip  # noqa: F401  (sets TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD before 
 from pytest_mlip.errors import ModelUnavailableError
 from pytest_mlip.models import mace as mace_adapter
 from pytest_mlip.models import orb as orb_adapter
-from pytest_mlip.models import registry
+from pytest_mlip.models import registry, weights
 
 torch = pytest.importorskip("torch")
 
@@ -38,46 +38,13 @@ def _assert_finite(out, n_atoms):
 
 @pytest.fixture(autouse=True)
 def _fresh_loaded_cache(monkeypatch):
-    """Models loaded here (some under real names) must not leak into other tests."""
+    """Models loaded here (some under real names) must not leak into other tests; nothing downloads
+    (tests/test_weights_download.py tests the download path against a local server)."""
     monkeypatch.setattr(registry, "_LOADED", {})
+    monkeypatch.setenv(weights.OFFLINE_ENV, "1")
 
 
 # --------------------------------------------------------------------------- MACE
-
-
-@pytest.fixture(scope="module")
-def mace_file(tmp_path_factory):
-    """A tiny random ScaleShiftMACE for H, C, O with r_max 4 A, saved as x.model."""
-    pytest.importorskip("mace")
-    from e3nn import o3
-    from mace import modules
-
-    before = torch.get_default_dtype()
-    torch.manual_seed(0)
-    block = modules.interaction_classes["RealAgnosticResidualInteractionBlock"]
-    model = modules.ScaleShiftMACE(
-        r_max=4.0,
-        num_bessel=4,
-        num_polynomial_cutoff=5,
-        max_ell=2,
-        interaction_cls=block,
-        interaction_cls_first=block,
-        num_interactions=2,
-        num_elements=3,
-        hidden_irreps=o3.Irreps("8x0e+8x1o"),
-        MLP_irreps=o3.Irreps("8x0e"),
-        atomic_energies=np.array([-1.0, -3.0, -5.0]),
-        avg_num_neighbors=3.0,
-        atomic_numbers=[1, 6, 8],
-        correlation=2,
-        gate=torch.nn.functional.silu,
-        atomic_inter_scale=1.0,
-        atomic_inter_shift=0.0,
-    )
-    path = tmp_path_factory.mktemp("mace") / "x.model"
-    torch.save(model, path)
-    assert torch.get_default_dtype() == before
-    return path
 
 
 def test_mace_bare_path_loads_with_metadata(mace_file):
@@ -165,7 +132,8 @@ def test_mace_cache_names_match_mace(tmp_path, monkeypatch):
 
     monkeypatch.setattr(fm, "_urlretrieve_with_timeout", no_network)
     monkeypatch.setattr(fm, "local_model_path", str(tmp_path / "absent.model"))
-    for name, (key, url, *_rest) in mace_adapter._MODELS.items():
+    for name, (key, *_rest) in mace_adapter._MODELS.items():
+        url = weights.MACE_URLS[name]
         assert fm.mace_mp_urls[key] == url, name
         path = mace_adapter.cache_file(url)
         path.parent.mkdir(exist_ok=True)
@@ -318,7 +286,7 @@ def test_orb_unavailable_and_local_lookup(tmp_path, monkeypatch):
     monkeypatch.delenv(orb_adapter.ENV_DIR, raising=False)
 
     name = "orb-v3-conservative-inf-omat"
-    url = orb_adapter._MODELS[name][0]
+    url = weights.ORB_URLS[name]
     base = os.path.basename(url)
     entry = registry.resolve(name)
     reason = entry.unavailable(None)
@@ -355,6 +323,6 @@ def test_orb_urls_match_constructors():
 
     from orb_models.forcefield.pretrained import ORB_PRETRAINED_MODELS
 
-    for name, (url, *_rest) in orb_adapter._MODELS.items():
+    for name, url in weights.ORB_URLS.items():
         default = inspect.signature(ORB_PRETRAINED_MODELS[name]).parameters["weights_path"].default
         assert default == url, name

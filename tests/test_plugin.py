@@ -68,7 +68,7 @@ def test_unknown_model_suggests_close_names(run):
 
 
 def test_missing_weights_names_the_path(run):
-    result = run("--mlip=mace-mp-0-medium")
+    result = run("--mlip=mace-mp-0-medium", "--mlip-offline")
     assert result.ret != 0
     err = result.stderr.str()
     assert "not usable here" in err and ".cache" in err and "mace-mp-0-medium=" in err

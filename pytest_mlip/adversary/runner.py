@@ -123,7 +123,11 @@ def run_adversary(settings, evaluator, options: SearchOptions | None = None, *, 
                                reason="search failed: nothing left to search in Z (" + "; ".join(notes or ["empty"]) + ")",
                                setup_evaluations=evaluator.stats.calls - calls0, **base)
     search = Search(problems, evaluator, options)
-    search.run()
+    from .. import progress
+
+    with progress.task(f"adversary {settings.name} on {evaluator.name}", calls=lambda: search.spent,
+                       budget=options.budget):
+        search.run()
     common = dict(evaluations=search.spent,
                   setup_evaluations=search.setup_calls - calls0,
                   gradients=dict(search.gradients), nan_gradients=search.nan_gradients, starts=search.starts,

@@ -197,9 +197,15 @@ class Check:
             return Verdict(status="skip", reason=reason, **base)
 
         calls0, hits0, t0 = evaluator.stats.calls, evaluator.stats.hits, time.perf_counter()
+        from .. import progress
+
         results: list[ProbeResult] = []
-        for probe in self.probes(settings):
-            results.append(self._run_probe(settings, evaluator, probe))
+        probes = list(self.probes(settings))
+        with progress.task(f"{settings.name} on {evaluator.name}", total=len(probes), unit="probe",
+                           calls=lambda: evaluator.stats.calls) as bar:
+            for probe in probes:
+                bar.set(len(results), probe.id)
+                results.append(self._run_probe(settings, evaluator, probe))
         verdict = self._aggregate(settings, results, base)
         verdict.evaluations = evaluator.stats.calls - calls0
         verdict.cache_hits = evaluator.stats.hits - hits0

@@ -1,8 +1,10 @@
 """MACE: foundation models from MACE's own cache, or any local ``.model`` file.
 
-MACE ships no weights and ``mace_mp(model="medium")`` downloads on first use,
-so nothing here calls it with a name. A foundation model is usable when its
-file is already where mace-torch 0.3.16 caches it:
+MACE ships no weights: like ``mace_mp(model="medium")``, a foundation model not
+yet cached is downloaded on first use with mace's own downloader (the registry
+calls the entry's ``fetch``; never under ``--mlip-offline``), from the URL in
+``weights.MACE_URLS``. A foundation model is usable when its file is where
+mace-torch 0.3.16 caches it:
 
     $XDG_CACHE_HOME/mace/<URL basename without '.', '-'>   (default ~/.cache/mace)
 
@@ -23,82 +25,26 @@ import os
 from pathlib import Path
 
 from .info import ModelInfo
+from . import weights as _weights
 from .registry import ModelEntry, missing_package, package_version
 
-_GH = "https://github.com/ACEsuit"
-# name -> (mace_mp key, download URL, training data, functional, aliases), as in
-# mace.calculators.foundations_models.mace_mp_urls of mace-torch 0.3.16.
+# name -> (mace_mp key, training data, functional, aliases), as in mace-torch 0.3.16;
+# the download URLs are in .weights.MACE_URLS (one table for every family).
 _MODELS = {
-    "mace-mp-0-small": (
-        "small",
-        f"{_GH}/mace-mp/releases/download/mace_mp_0/2023-12-10-mace-128-L0_energy_epoch-249.model",
-        "MPtrj", "PBE/PBE+U", (),
-    ),
-    "mace-mp-0-medium": (
-        "medium",
-        f"{_GH}/mace-mp/releases/download/mace_mp_0/2023-12-03-mace-128-L1_epoch-199.model",
-        "MPtrj", "PBE/PBE+U", ("mace-mp-0",),
-    ),
-    "mace-mp-0-large": (
-        "large",
-        f"{_GH}/mace-mp/releases/download/mace_mp_0/MACE_MPtrj_2022.9.model",
-        "MPtrj", "PBE/PBE+U", (),
-    ),
-    "mace-mp-0b-small": (
-        "small-0b",
-        f"{_GH}/mace-mp/releases/download/mace_mp_0b/mace_agnesi_small.model",
-        "MPtrj", "PBE/PBE+U", (),
-    ),
-    "mace-mp-0b-medium": (
-        "medium-0b",
-        f"{_GH}/mace-mp/releases/download/mace_mp_0b/mace_agnesi_medium.model",
-        "MPtrj", "PBE/PBE+U", (),
-    ),
-    "mace-mp-0b2-small": (
-        "small-0b2",
-        f"{_GH}/mace-mp/releases/download/mace_mp_0b2/mace-small-density-agnesi-stress.model",
-        "MPtrj", "PBE/PBE+U", (),
-    ),
-    "mace-mp-0b2-medium": (
-        "medium-0b2",
-        f"{_GH}/mace-mp/releases/download/mace_mp_0b2/mace-medium-density-agnesi-stress.model",
-        "MPtrj", "PBE/PBE+U", (),
-    ),
-    "mace-mp-0b2-large": (
-        "large-0b2",
-        f"{_GH}/mace-mp/releases/download/mace_mp_0b2/mace-large-density-agnesi-stress.model",
-        "MPtrj", "PBE/PBE+U", (),
-    ),
-    "mace-mp-0b3-medium": (
-        "medium-0b3",
-        f"{_GH}/mace-mp/releases/download/mace_mp_0b3/mace-mp-0b3-medium.model",
-        "MPtrj", "PBE/PBE+U", ("mace-mp-0b3",),
-    ),
-    "mace-mpa-0": (
-        "medium-mpa-0",
-        f"{_GH}/mace-mp/releases/download/mace_mpa_0/mace-mpa-0-medium.model",
-        "MPtrj+sAlex", "PBE/PBE+U", ("mace-mpa-0-medium",),
-    ),
-    "mace-omat-0-small": (
-        "small-omat-0",
-        f"{_GH}/mace-mp/releases/download/mace_omat_0/mace-omat-0-small.model",
-        "OMat24", "PBE/PBE+U", (),
-    ),
-    "mace-omat-0-medium": (
-        "medium-omat-0",
-        f"{_GH}/mace-mp/releases/download/mace_omat_0/mace-omat-0-medium.model",
-        "OMat24", "PBE/PBE+U", ("mace-omat-0",),
-    ),
-    "mace-matpes-pbe-0": (
-        "mace-matpes-pbe-0",
-        f"{_GH}/mace-foundations/releases/download/mace_matpes_0/MACE-matpes-pbe-omat-ft.model",
-        "MatPES-PBE (fine-tuned from OMat24)", "PBE", (),
-    ),
-    "mace-matpes-r2scan-0": (
-        "mace-matpes-r2scan-0",
-        f"{_GH}/mace-foundations/releases/download/mace_matpes_0/MACE-matpes-r2scan-omat-ft.model",
-        "MatPES-r2SCAN (fine-tuned from OMat24)", "r2SCAN", (),
-    ),
+    "mace-mp-0-small": ("small", "MPtrj", "PBE/PBE+U", ()),
+    "mace-mp-0-medium": ("medium", "MPtrj", "PBE/PBE+U", ("mace-mp-0",)),
+    "mace-mp-0-large": ("large", "MPtrj", "PBE/PBE+U", ()),
+    "mace-mp-0b-small": ("small-0b", "MPtrj", "PBE/PBE+U", ()),
+    "mace-mp-0b-medium": ("medium-0b", "MPtrj", "PBE/PBE+U", ()),
+    "mace-mp-0b2-small": ("small-0b2", "MPtrj", "PBE/PBE+U", ()),
+    "mace-mp-0b2-medium": ("medium-0b2", "MPtrj", "PBE/PBE+U", ()),
+    "mace-mp-0b2-large": ("large-0b2", "MPtrj", "PBE/PBE+U", ()),
+    "mace-mp-0b3-medium": ("medium-0b3", "MPtrj", "PBE/PBE+U", ("mace-mp-0b3",)),
+    "mace-mpa-0": ("medium-mpa-0", "MPtrj+sAlex", "PBE/PBE+U", ("mace-mpa-0-medium",)),
+    "mace-omat-0-small": ("small-omat-0", "OMat24", "PBE/PBE+U", ()),
+    "mace-omat-0-medium": ("medium-omat-0", "OMat24", "PBE/PBE+U", ("mace-omat-0",)),
+    "mace-matpes-pbe-0": ("mace-matpes-pbe-0", "MatPES-PBE (fine-tuned from OMat24)", "PBE", ()),
+    "mace-matpes-r2scan-0": ("mace-matpes-r2scan-0", "MatPES-r2SCAN (fine-tuned from OMat24)", "r2SCAN", ()),
 }
 # mace-mh-0 / mace-mh-1 are multi-head models that need a head choice: not registered.
 
@@ -177,16 +123,31 @@ def load_file(path: str, dtype: str = "float32"):
     return calc
 
 
-def _foundation_loader(name: str, key: str, url: str, dtype: str):
+def _foundation_loader(name: str, base: str, key: str, dtype: str):
     def load(weights):
         from ..errors import ModelUnavailableError
 
-        path = weights or _default_file(key, url)
-        if path is None:  # never fall back to mace_mp's download
-            raise ModelUnavailableError(_foundation_unavailable(name, key, url)(None))
+        path = weights or _default_file(key, _weights.MACE_URLS[base])
+        if path is None:  # the registry fetches first (unless offline); never download from here
+            raise ModelUnavailableError(_foundation_unavailable(name, base, key)(None))
         return load_file(path, dtype)
 
     return load
+
+
+def _foundation_fetch(name: str, base: str, key: str):
+    """Download the model once with mace's own downloader (into MACE's cache); return the file."""
+
+    def fetch():
+        from ..errors import ModelUnavailableError
+
+        reason = missing_package("mace", "mace")
+        if reason:
+            raise ModelUnavailableError(reason)
+        url = _weights.MACE_URLS[base]
+        return _default_file(key, url) or _weights.fetch(name, url, _weights.fetch_mace, str(cache_file(url)))
+
+    return fetch
 
 
 def _file_unavailable(weights: str | None) -> str | None:
@@ -198,13 +159,14 @@ def _file_unavailable(weights: str | None) -> str | None:
     return None
 
 
-def _foundation_unavailable(name: str, key: str, url: str):
+def _foundation_unavailable(name: str, base: str, key: str):
     def check(weights):
         if weights:
             return _file_unavailable(weights)
         reason = missing_package("mace", "mace")
         if reason:
             return reason
+        url = _weights.MACE_URLS[base]
         if _default_file(key, url):
             return None
         return (
@@ -235,8 +197,8 @@ def entries() -> list[ModelEntry]:
     version = package_version("mace-torch")
     elements = _elements_mptrj()
     out = []
-    for name, (key, url, data, functional, aliases) in _MODELS.items():
-        weights = _default_file(key, url)
+    for name, (key, data, functional, aliases) in _MODELS.items():
+        weights = _default_file(key, _weights.MACE_URLS[name])
         for dtype, suffix in (("float32", ""), ("float64", F64)):
             info = ModelInfo(
                 name=name + suffix,
@@ -255,8 +217,9 @@ def entries() -> list[ModelEntry]:
             out.append(
                 ModelEntry(
                     info=info,
-                    load=_foundation_loader(name + suffix, key, url, dtype),
-                    unavailable=_foundation_unavailable(name + suffix, key, url),
+                    load=_foundation_loader(name + suffix, name, key, dtype),
+                    unavailable=_foundation_unavailable(name + suffix, name, key),
+                    fetch=_foundation_fetch(name + suffix, name, key),
                     aliases=tuple(a + suffix for a in aliases),
                 )
             )

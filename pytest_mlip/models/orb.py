@@ -1,9 +1,10 @@
-"""Orb (orb-models): pretrained forcefields, loaded only from a local weights file.
+"""Orb (orb-models): pretrained forcefields, fetched on first use or from a local file.
 
 Orb ships no weights and its pretrained constructors fetch them through
-``cached_path``, which retries the network for ~30 s when offline, so it is
-never called with a URL here. A model is usable when its checkpoint is found,
-in this order:
+``cached_path``. The registry calls the entry's ``fetch`` (cached_path on the
+URL in ``weights.ORB_URLS``, into cached_path's cache) when nothing local is
+found and ``--mlip-offline`` is not set; the constructor itself is only ever
+given a local file. A model is usable when its checkpoint is found, in this order:
 
 1. an explicit path: ``orb-v3-conservative-inf-omat=/path/to/file.ckpt``;
 2. ``$ORB_WEIGHTS_DIR/<URL basename>``, e.g.
@@ -27,25 +28,25 @@ import sys
 from pathlib import Path
 
 from .info import ModelInfo
+from . import weights as _weights
 from .registry import ModelEntry, missing_package, package_version
 
-_S3 = "https://orbitalmaterials-public-models.s3.us-west-1.amazonaws.com/forcefields"
 # name (= key of orb_models.forcefield.pretrained.ORB_PRETRAINED_MODELS) ->
-# (default weights URL of its constructor, conservative, training data, functional)
+# (conservative, training data, functional); the weights URLs are in .weights.ORB_URLS.
 _MODELS = {
-    "orb-v3-conservative-inf-omat": (f"{_S3}/orb-v3/orb-v3-conservative-inf-omat-20250404.ckpt", True, "OMat24", "PBE/PBE+U"),
-    "orb-v3-conservative-20-omat": (f"{_S3}/orb-v3/orb-v3-conservative-20-omat-20250404.ckpt", True, "OMat24", "PBE/PBE+U"),
-    "orb-v3-direct-inf-omat": (f"{_S3}/orb-v3/orb-v3-direct-inf-omat-20250404.ckpt", False, "OMat24", "PBE/PBE+U"),
-    "orb-v3-direct-20-omat": (f"{_S3}/orb-v3/orb-v3-direct-20-omat-20250404.ckpt", False, "OMat24", "PBE/PBE+U"),
-    "orb-v3-conservative-inf-mpa": (f"{_S3}/orb-v3/orb-v3-conservative-inf-mpa-20250404.ckpt", True, "MPtrj+Alex", "PBE/PBE+U"),
-    "orb-v3-conservative-20-mpa": (f"{_S3}/orb-v3/orb-v3-conservative-20-mpa-20250404.ckpt", True, "MPtrj+Alex", "PBE/PBE+U"),
-    "orb-v3-direct-inf-mpa": (f"{_S3}/orb-v3/orb-v3-direct-inf-mpa-20250404.ckpt", False, "MPtrj+Alex", "PBE/PBE+U"),
-    "orb-v3-direct-20-mpa": (f"{_S3}/orb-v3/orb-v3-direct-20-mpa-20250404.ckpt", False, "MPtrj+Alex", "PBE/PBE+U"),
-    "orb-v2": (f"{_S3}/orb-v2-20241011.ckpt", False, "MPtrj+Alex", "PBE/PBE+U"),
-    "orb-mptraj-only-v2": (f"{_S3}/orb-mptraj-only-v2-20241014.ckpt", False, "MPtrj", "PBE/PBE+U"),
-    "orb-d3-v2": (f"{_S3}/orb-d3-v2-20241011.ckpt", False, "MPtrj+Alex", "PBE/PBE+U + D3"),
-    "orb-d3-sm-v2": (f"{_S3}/orb-d3-sm-v2-20241011.ckpt", False, "MPtrj+Alex", "PBE/PBE+U + D3"),
-    "orb-d3-xs-v2": (f"{_S3}/orb-d3-xs-v2-20241011.ckpt", False, "MPtrj+Alex", "PBE/PBE+U + D3"),
+    "orb-v3-conservative-inf-omat": (True, "OMat24", "PBE/PBE+U"),
+    "orb-v3-conservative-20-omat": (True, "OMat24", "PBE/PBE+U"),
+    "orb-v3-direct-inf-omat": (False, "OMat24", "PBE/PBE+U"),
+    "orb-v3-direct-20-omat": (False, "OMat24", "PBE/PBE+U"),
+    "orb-v3-conservative-inf-mpa": (True, "MPtrj+Alex", "PBE/PBE+U"),
+    "orb-v3-conservative-20-mpa": (True, "MPtrj+Alex", "PBE/PBE+U"),
+    "orb-v3-direct-inf-mpa": (False, "MPtrj+Alex", "PBE/PBE+U"),
+    "orb-v3-direct-20-mpa": (False, "MPtrj+Alex", "PBE/PBE+U"),
+    "orb-v2": (False, "MPtrj+Alex", "PBE/PBE+U"),
+    "orb-mptraj-only-v2": (False, "MPtrj", "PBE/PBE+U"),
+    "orb-d3-v2": (False, "MPtrj+Alex", "PBE/PBE+U + D3"),
+    "orb-d3-sm-v2": (False, "MPtrj+Alex", "PBE/PBE+U + D3"),
+    "orb-d3-xs-v2": (False, "MPtrj+Alex", "PBE/PBE+U + D3"),
 }
 
 ENV_DIR = "ORB_WEIGHTS_DIR"
@@ -88,8 +89,9 @@ def local_weights(url: str, weights: str | None = None) -> str | None:
     return str(cached) if cached else None
 
 
-def _unavailable(name: str, url: str):
+def _unavailable(name: str):
     def check(weights):
+        url = _weights.ORB_URLS[name]
         reason = missing_package("orb_models", "orb")
         if reason:
             return reason
@@ -106,7 +108,22 @@ def _unavailable(name: str, url: str):
     return check
 
 
-def _loader(name: str, url: str):
+def _fetch(name: str):
+    """Download the checkpoint once with cached_path, as orb-models does, into its cache."""
+
+    def fetch():
+        from ..errors import ModelUnavailableError
+
+        reason = missing_package("orb_models", "orb")
+        if reason:
+            raise ModelUnavailableError(reason)
+        url = _weights.ORB_URLS[name]
+        return local_weights(url) or _weights.fetch(name, url, _weights.fetch_orb, str(cached_path_dir()))
+
+    return fetch
+
+
+def _loader(name: str):
     def load(weights):
         import warnings
 
@@ -116,9 +133,9 @@ def _loader(name: str, url: str):
 
         from ..errors import ModelUnavailableError
 
-        path = local_weights(url, weights)
-        if path is None:  # never let cached_path go to the network
-            raise ModelUnavailableError(_unavailable(name, url)(weights))
+        path = local_weights(_weights.ORB_URLS[name], weights)
+        if path is None:  # the registry fetches first (unless offline); cached_path never goes out from here
+            raise ModelUnavailableError(_unavailable(name)(weights))
         matmul = torch.get_float32_matmul_precision()
         try:
             with warnings.catch_warnings():
@@ -144,7 +161,8 @@ def entries() -> list[ModelEntry]:
 
     version = package_version("orb-models")
     out = []
-    for name, (url, conservative, data, functional) in _MODELS.items():
+    for name, (conservative, data, functional) in _MODELS.items():
+        url = _weights.ORB_URLS[name]
         info = ModelInfo(
             name=name,
             family="orb",
@@ -160,5 +178,6 @@ def entries() -> list[ModelEntry]:
             version=version,
             weights=local_weights(url),
         )
-        out.append(ModelEntry(info=info, load=_loader(name, url), unavailable=_unavailable(name, url)))
+        out.append(ModelEntry(info=info, load=_loader(name), unavailable=_unavailable(name),
+                              fetch=_fetch(name)))
     return out

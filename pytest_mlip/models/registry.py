@@ -41,6 +41,9 @@ class ModelEntry:
     ``load(weights)`` returns an ASE calculator; ``weights`` is an explicit path
     or None for the default location. ``unavailable(weights)`` returns None when
     the model can load here, else a one-line reason that names the fix.
+    ``fetch()``, where the family downloads its weights, puts the default
+    weights into the package's own cache with the package's own downloader
+    and returns the file (see :mod:`.weights`); :func:`make_available` calls it.
     """
 
     info: ModelInfo
@@ -48,6 +51,12 @@ class ModelEntry:
     unavailable: Callable[[str | None], str | None] = lambda weights: None
     weights: str | None = None
     aliases: tuple[str, ...] = ()
+    fetch: Callable[[], str] | None = None
+
+    @property
+    def fetchable(self) -> bool:
+        """Can the default weights be downloaded on first use (no explicit path given)?"""
+        return self.fetch is not None and self.weights is None
 
     @property
     def name(self) -> str:
@@ -144,6 +153,25 @@ def resolve(spec: str) -> ModelEntry:
     )
 
 
+def make_available(entry: ModelEntry, announce: Callable[[str], None] | None = None) -> str | None:
+    """None when ``entry`` can load here, downloading its default weights first where its family
+    allows it and the network is not forbidden (``--mlip-offline``); else the one-line reason.
+
+    A failed download raises :class:`ModelUnavailableError` naming the URL and the fixes.
+    """
+    reason = entry.unavailable(entry.weights)
+    if reason is None or not entry.fetchable:
+        return reason
+    from . import weights
+
+    if weights.offline():
+        return reason + " (downloads are off: --mlip-offline)"
+    if announce is not None:
+        announce(f"pytest-mlip: {entry.name} is not cached here; downloading it once (--mlip-offline forbids this)")
+    entry.fetch()
+    return entry.unavailable(entry.weights)
+
+
 def weights_hash(path: str | None) -> str | None:
     """sha256 (first 16 hex digits) of a weights file, or of every file in a folder."""
     if not path or not os.path.exists(path):
@@ -218,7 +246,7 @@ def load(spec: str) -> LoadedModel:
     if spec in _LOADED:
         return _LOADED[spec]
     entry = resolve(spec)
-    reason = entry.unavailable(entry.weights)
+    reason = make_available(entry)
     if reason:
         raise ModelUnavailableError(f"model {entry.name!r} is not usable here: {reason}")
     start = time.perf_counter()
@@ -274,6 +302,7 @@ def describe(entry: ModelEntry) -> dict:
     return {
         "name": info.name,
         "usable": "yes" if reason is None else f"no: {reason}",
+        "weights": _weights_source(entry, reason),
         "elements": "all" if info.elements is None else f"{len(info.elements)}",
         "cutoff": "-" if info.cutoff is None else f"{info.cutoff:g}",
         "dtype": info.dtype,
@@ -281,6 +310,19 @@ def describe(entry: ModelEntry) -> dict:
         "training": " / ".join(x for x in (info.training_data, info.functional) if x) or "-",
         "channel": info.channel or "-",
     }
+
+
+def _weights_source(entry: ModelEntry, reason: str | None) -> str:
+    """How a model gets its weights: in the wheel, cached, fetched on first use, a given file, none needed."""
+    if entry.info.shipped:
+        return "in wheel"
+    if entry.info.family == "analytic":
+        return "none"
+    if entry.fetchable:
+        if reason is None:
+            return "cached"
+        return "fetch" if "not installed" not in reason else "fetch (pkg)"
+    return "local file"
 
 
 def default_committee(target: str) -> list[str]:

@@ -189,9 +189,8 @@ def pytest_configure_node(node):
 
 
 def _contract_item(item) -> bool:
-    from ..plugin import ContractItem
-
-    return isinstance(item, ContractItem)
+    """A contract file's item, or a test using the ``mlip_model`` fixture (pytest_mlip.fixtures)."""
+    return getattr(item, "mlip_spec", None) is not None
 
 
 @pytest.hookimpl(wrapper=True)
@@ -203,7 +202,7 @@ def pytest_runtest_call(item):
     try:
         from ..evaluation import evaluator_for
 
-        evaluator = evaluator_for(item.model)
+        evaluator = evaluator_for(item.mlip_spec)
     except Exception:  # the item reports the load error itself
         pass
     if evaluator is not None:
@@ -228,8 +227,8 @@ def _record_item(item, prov, evaluator):
 
     arts, ids = verdict_artifacts(verdict, evaluator, prov.code_version, run=prov.run_id,
                                   context={"item": item.nodeid})
-    ids["spec"] = item.model
-    ids["reproduce"] = reproduce_command(item.model, verdict.contract)
+    ids["spec"] = item.mlip_spec
+    ids["reproduce"] = getattr(item, "mlip_reproduce", None) or reproduce_command(item.mlip_spec, verdict.contract)
     prov.flush(arts)
     props = item.user_properties
     props.append(("mlip_artifacts", json.dumps(ids, sort_keys=True)))

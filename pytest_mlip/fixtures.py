@@ -1,0 +1,195 @@
+"""Contracts as fixtures: ``mlip_model`` (one test per committee member) and ``mlip_check``.
+
+::
+
+    def test_copper_wall(mlip_model, mlip_check):
+        mlip_check("repulsive_wall", pairs=[["Cu", "Cu"]])
+
+    def test_my_own_number(mlip_model):
+        atoms = ase.build.bulk("Cu")
+        atoms.calc = mlip_model.calc          # calls go through the evaluator: cached, recorded
+        assert atoms.get_potential_energy() < 0
+
+- ``mlip_model`` is parametrized over the target and the committee of the run
+  (``--mlip``, ``--mlip-committee``); the ids are the model names. Without
+  ``--mlip`` the test is skipped with the reason.
+- ``mlip_check(check_or_contract, **settings)`` runs one fixed check routine on
+  the current model: a check name (``"repulsive_wall"``, settings from the
+  keywords), a built-in contract name (``"repulsive-wall-dimers"``, keywords
+  override its settings) or a settings object. Its verdict is recorded
+  (provenance store, summary table, report, baseline) under the test's name,
+  exactly like a contract file's item: on the target a violated hard check
+  fails the test; on a committee member, or a soft check, it is reported as
+  ``violated`` and the test passes. A skipped check skips the test.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+import pytest
+
+
+@dataclass
+class MlipModel:
+    """The model a test runs on: its spec, registry name, role in the run, metadata and evaluator."""
+
+    spec: str
+    role: str  # "target" or "committee"
+
+    @cached_property
+    def evaluator(self):
+        from .evaluation import evaluator_for
+
+        return evaluator_for(self.spec)
+
+    @property
+    def name(self) -> str:
+        return self.evaluator.name
+
+    @property
+    def info(self):
+        """:class:`~pytest_mlip.models.info.ModelInfo`: elements, cutoff, dtype, conservative, ..."""
+        return self.evaluator.model.info
+
+    @property
+    def calc(self):
+        """A fresh ASE calculator whose calls go through the evaluator (cached, counted, recorded)."""
+        from .evaluation.calculator import EvaluatorCalculator
+
+        return EvaluatorCalculator(self.evaluator)
+
+    def __repr__(self) -> str:
+        return f"MlipModel({self.spec!r}, role={self.role!r})"
+
+
+def _state(config):
+    from .plugin import STATE_KEY
+
+    return config.stash.get(STATE_KEY, None)
+
+
+def _model_id(spec: str) -> str:
+    from .models.registry import resolve
+
+    try:
+        return resolve(spec).name
+    except Exception:
+        return spec
+
+
+def pytest_generate_tests(metafunc):
+    if "mlip_model" not in metafunc.fixturenames:
+        return
+    state = _state(metafunc.config)
+    if state is None:
+        metafunc.parametrize("mlip_model", [pytest.param(None, marks=pytest.mark.skip(
+            reason="no target model: run with --mlip=MODEL (or set mlip in the ini file)"))], ids=["no-mlip"],
+                             indirect=True)
+        return
+    specs = state.models
+    metafunc.parametrize("mlip_model", specs, ids=[_model_id(s) for s in specs], indirect=True)
+
+
+@pytest.fixture
+def mlip_model(request) -> MlipModel:
+    """The current model of a test parametrized over the target and the committee (see module doc)."""
+    state = _state(request.config)
+    spec = getattr(request, "param", None)
+    if state is None or spec is None:
+        pytest.skip("no target model: run with --mlip=MODEL (or set mlip in the ini file)")
+    model = MlipModel(spec=spec, role="target" if spec == state.target else "committee")
+    from .errors import MlipError
+
+    try:
+        model.evaluator  # load now: a model that cannot load errors in setup, naming the fix
+    except MlipError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    node = request.node
+    node.mlip_spec = spec
+    node.mlip_reproduce = f"pytest --mlip={spec} --mlip-committee=none '{node.nodeid}'"
+    return model
+
+
+def _test_name(node) -> str:
+    name = re.sub(r"[^A-Za-z0-9_.\-]+", "_", getattr(node, "originalname", None) or node.name)
+    return name[:80] or "test"
+
+
+def settings_for(check_or_contract, name: str, overrides: dict):
+    """The settings ``mlip_check`` runs: a check name, a built-in contract name or a settings object,
+    with the keyword overrides, named after the test (unless ``name=`` is among them)."""
+    from .contracts import CHECKS
+    from .contracts.base import ContractSettings
+    from .errors import MlipError
+
+    if isinstance(check_or_contract, ContractSettings):
+        base = check_or_contract.model_dump(exclude={"tolerance"})
+        base["tolerance"] = dict(check_or_contract.tolerance)
+        cls = type(check_or_contract)
+    elif isinstance(check_or_contract, str) and check_or_contract in CHECKS:
+        cls = CHECKS[check_or_contract].Settings
+        base = {"check": check_or_contract}
+    elif isinstance(check_or_contract, str):
+        from .testing import builtin_contracts
+
+        contracts = builtin_contracts()
+        if check_or_contract not in contracts:
+            import difflib
+
+            close = difflib.get_close_matches(check_or_contract, [*CHECKS, *contracts], n=3, cutoff=0.5)
+            raise MlipError(f"mlip_check: {check_or_contract!r} is neither a check ({', '.join(sorted(CHECKS))}) "
+                            "nor a built-in contract" + (f"; did you mean {', '.join(close)}?" if close else ""))
+        settings = contracts[check_or_contract]
+        cls = type(settings)
+        base = settings.model_dump(exclude={"tolerance"})
+        base["tolerance"] = dict(settings.tolerance)
+    else:
+        raise MlipError(f"mlip_check takes a check name, a contract name or a settings object, "
+                        f"not {type(check_or_contract).__name__}")
+    data = {**base, "name": name, **overrides}
+    try:
+        return cls.model_validate(data)
+    except Exception as exc:  # pydantic's ValidationError: name the field
+        first = str(exc).splitlines()
+        raise MlipError(f"mlip_check({check_or_contract!r}): invalid settings: "
+                        + "; ".join(line.strip() for line in first[1:3])) from None
+
+
+@pytest.fixture
+def mlip_check(request, mlip_model):
+    """``mlip_check(check_or_contract, **settings)``: run a fixed check on ``mlip_model`` (see module doc)."""
+    from .contracts import CHECKS
+    from .errors import MlipError
+    from .reporting.verdicts import format_failure, noise_for, save_worst
+
+    state = _state(request.config)
+    node = request.node
+
+    def run(check_or_contract, **overrides):
+        if getattr(node, "verdict", None) is not None:
+            raise MlipError("mlip_check runs one check per test (one row of the summary per test); "
+                            "write one test per check")
+        try:
+            settings = settings_for(check_or_contract, _test_name(node), overrides)
+        except MlipError as exc:
+            pytest.fail(str(exc), pytrace=False)
+        evaluator = mlip_model.evaluator
+        verdict = CHECKS[settings.check]().run(settings, evaluator, role=mlip_model.role,
+                                               recheck_guaranteed=state.recheck,
+                                               noise=noise_for(evaluator.name, settings.name))
+        if verdict.status in ("fail", "error"):
+            verdict.worst_file = save_worst(state.output, verdict)
+        node.verdict = verdict
+        node.user_properties.append(("mlip_verdict", verdict.model_dump_json()))
+        if verdict.status == "skip":
+            pytest.skip(verdict.reason)
+        if verdict.gating:
+            pytest.fail(format_failure(verdict, state).replace(
+                f"--mlip-committee=none -k '{verdict.contract}'", f"--mlip-committee=none '{node.nodeid}'"),
+                pytrace=False)
+        return verdict
+
+    return run
