@@ -160,7 +160,7 @@ def test_scans_and_e_rel_heatmaps_are_drawn_generically():
     sections = [f["section"] for f in figs]
     assert sections.count("curves") == 1 and sections.count("heatmaps") == 2  # one E_rel map per model
     scan = next(f for f in figs if f["section"] == "curves")
-    assert scan["title"] == "co-desorption: E against dz" and scan["png"].startswith(b"\x89PNG")
+    assert scan["title"] == "co-desorption: energy against adsorbate height above its relaxed site" and scan["png"].startswith(b"\x89PNG")
     md = render_markdown(data, figs)
     assert "### `adsorption-sign`: E_rel per probe" in md
     assert re.search(r"\| `CO/Pt\(111\)` \| 0\.600 \[a:g03", md)

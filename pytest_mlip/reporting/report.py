@@ -194,18 +194,22 @@ def figures_for(data: dict) -> list[dict]:
     if png:
         out.append({"name": "matrix.png", "title": "Verdict matrix", "section": "matrix", "png": png,
                     "caption": "Worst normalized violation v/tau per contract and model (log scale; yellow is the "
-                               "tolerance, red fails, grey skipped).", "cites": []})
+                               "tolerance, red fails, grey skipped; boxed FAIL fails the run, fail* is reported "
+                               "only).", "cites": []})
     target = data["run"]["target"]
+    colors = F.model_colors(data)
     for k, cs in enumerate(F.curve_sets(data)):
         chunks = [cs["probes"][i:i + F.MAX_PANELS] for i in range(0, len(cs["probes"]), F.MAX_PANELS)]
         for j, probes in enumerate(chunks):
             cites = [a for pr in probes for c in pr["curves"] for a in c["artifacts"]]
             out.append({"name": f"curves-{_safe(cs['contract'])}-{j}.png", "contract": cs["contract"],
-                        "title": f"{cs['contract']}: {cs['yname']} against {cs['xname']}", "section": "curves",
-                        "png": F.curves_png(cs, target, probes), "cites": cites, "probes": probes,
-                        "caption": ("Target model as a line (red where the probe fails), committee members as thin "
-                                    "lines over their min-max band; each curve relative to its value at the largest "
-                                    f"{cs['xname']}.")})
+                        "title": F.curve_title(cs), "section": "curves",
+                        "png": F.curves_png(cs, target, probes, colors), "cites": cites, "probes": probes,
+                        "caption": ("Target model as a black line (probe titles in red where it fails, the worst "
+                                    "point circled, the tolerance dashed), committee members as coloured lines over "
+                                    "their min-max band; each curve relative to its value at the largest "
+                                    f"{F.quantity(cs['check'], cs['xname'])[0]}; a symmetric-log axis where the energies "
+                                    "span decades, so a collapse is shown rather than clipped.")})
     for t in F.key_observables(data):
         if not t["erel"]:
             continue
@@ -215,7 +219,8 @@ def figures_for(data: dict) -> list[dict]:
                 out.append({"name": f"heatmap-{_safe(t['contract'])}-{_safe(t['name'])}-{_safe(m['name'])}.png",
                             "title": f"{t['contract']}: {t['name']} on {m['name']}", "section": "heatmaps",
                             "contract": t["contract"], "png": png, "cites": [],
-                            "caption": f"{t['name']} per probe (blue below zero, red above)."})
+                            "caption": f"{t['name']} per probe (blue below zero, red above; failing cells "
+                                       "outlined with a cross, grey cells skipped or without a value)."})
     return out
 
 
