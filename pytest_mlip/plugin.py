@@ -289,8 +289,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                 v = _verdict_of(rep)
                 if v:
                     verdicts.append(v)
+    from .provenance.plugin import PROV_KEY
     from .reporting.verdicts import summary_lines
 
+    prov = config.stash.get(PROV_KEY, None)
     terminalreporter.section("mlip contracts")
-    for line in summary_lines(verdicts, state):
+    for line in summary_lines(verdicts, state, gate=getattr(prov, "gate", None),
+                              updating=bool(getattr(prov, "update_baseline", False))):
         terminalreporter.write_line(line)

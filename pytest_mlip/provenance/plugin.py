@@ -78,6 +78,7 @@ class ProvenanceRun:
         self.report_dir: Path | None = None
         self.summary_path: Path | None = None
         self.gate = None
+        self.written_baseline: dict | None = None
         self.written: list[str] = []
         self.errors: list[str] = []
         self.evaluators: list = []
@@ -347,6 +348,7 @@ def _finish_run(prov):
             raise MlipError(f"cannot write the baseline {prov.baseline_path} ({exc.strerror}); "
                             "pass --mlip-baseline=FILE in a writable folder") from None
         prov.written.append(f"baseline: {prov.baseline_path} ({len(doc['entries'])} entries)")
+        prov.written_baseline = doc
     if prov.report_dir is not None:
         from ..reporting.report import build_report, write_report
 
@@ -375,7 +377,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     from ..reporting.gate import gate_lines
 
     tr = terminalreporter
-    if prov.gate is not None:
+    if prov.gate is not None and prov.update_baseline:
+        from ..reporting.gate import update_lines
+
+        tr.section("mlip baseline update")
+        for line in update_lines(prov.gate, prov.baseline_path, prov.written_baseline):
+            tr.write_line(line)
+    elif prov.gate is not None:
         tr.section("mlip gate")
         for line in gate_lines(prov.gate):
             tr.write_line(line)

@@ -180,3 +180,23 @@ def gate_lines(result: GateResult) -> list[str]:
         lines.append(f"  {c.kind:<10} {c.contract} on {c.model}: {c.status} v/tau {f(c.now)}{before}"
                      + (f"; {c.note}" if c.note else ""))
     return lines
+
+
+def update_lines(result: GateResult, path, doc: dict | None) -> list[str]:
+    """What a --mlip-update-baseline run wrote, and how it differs from the baseline it replaced."""
+    from .claims import fmt_value as f
+
+    if doc is None:
+        return [f"baseline {path} was not written (see the error below)"]
+    entries = doc["entries"]
+    known = [e for e in entries if e["role"] == "target" and e["hard"] and e["status"] in FAILING]
+    lines = [f"wrote {path}: {len(entries)} entries (every contract x model of this run), "
+             f"{len(known)} hard failure(s) on the target now recorded as known; "
+             "later runs with --mlip-baseline fail only on new failures and regressions"]
+    changed = [c for c in result.changes if c.kind != "known"]
+    if changed:
+        lines.append("changed since the previous baseline:")
+        for c in changed:
+            before = f" (was {c.before_status} {f(c.before)})" if c.before_status else " (not in it)"
+            lines.append(f"  {c.kind:<10} {c.contract} on {c.model}: {c.status} v/tau {f(c.now)}{before}")
+    return lines

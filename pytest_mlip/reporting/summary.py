@@ -14,7 +14,9 @@ def summary_markdown(entries: list[tuple[dict, dict]], prov) -> str:
     target_hard = [v for v in verdicts if v["role"] == "target" and v["hard"]]
     failing = [v for v in target_hard if is_gating(v)]
     target = next((v["model"] for v in verdicts if v["role"] == "target"), prov.state.target)
-    if gate is not None:
+    if gate is not None and prov.update_baseline:
+        head = f"baseline updated ({len(failing)} hard failure(s) on the target recorded as known)"
+    elif gate is not None:
         head = ("gate passed" if gate.passed else
                 f"gate FAILED: {len(gate.of('new'))} new failure(s), {len(gate.of('regression'))} regression(s)")
     else:

@@ -103,7 +103,9 @@ def committee_spread(verdicts: list[dict]) -> dict[str, tuple[float, float]]:
     return out
 
 
-def summary_lines(verdicts: list[dict], state) -> list[str]:
+def summary_lines(verdicts: list[dict], state, gate=None, updating: bool = False) -> list[str]:
+    """The terminal's verdict table and what it means for the run; ``gate``: the baseline comparison
+    (known failures do not fail the run), ``updating``: a --mlip-update-baseline run (nothing fails)."""
     if not verdicts:
         return ["no contract verdicts"]
     models = [m for m in state.models if any(v["model"] == m or v["model"].startswith(m) for v in verdicts)]
@@ -133,8 +135,17 @@ def summary_lines(verdicts: list[dict], state) -> list[str]:
     lines += ["  ".join(str(x).ljust(w) for x, w in zip(r, widths)) for r in rows]
     gating = [v for v in verdicts if v["role"] == "target" and v["hard"] and v["status"] in ("fail", "error")]
     lines.append("")
-    lines.append("FAIL: hard contract failed on the target (fails the run); fail*: committee or soft (reported only); "
-                 "spread: v/tau across models at the target's worst probe.")
+    texts = set(cell.values())
+    key = []
+    if any(t.endswith(("FAIL", "ERROR")) for t in texts):
+        key.append("FAIL: hard contract failed on the target (fails the run"
+                   + (" unless the baseline knows it)" if gate is not None else ")"))
+    if any(t.endswith("*") for t in texts):
+        key.append("fail*: committee or soft (reported only)")
+    if spread:
+        key.append("spread: v/tau across models at the target's worst probe")
+    if key:
+        lines.append("; ".join(key) + ".")
     reported = [v for v in verdicts if v["status"] in ("fail", "error") and v not in gating]
     if reported:
         lines.append("reported, not gating (committee models and soft contracts):")
@@ -150,9 +161,21 @@ def summary_lines(verdicts: list[dict], state) -> list[str]:
         c[2] += v.get("seconds", 0.0)
     lines.append("model calls: " + "; ".join(
         f"{m} {int(c[0])} calls + {int(c[1])} cache hits, {c[2]:.1f} s" for m, c in cost.items()))
-    lines.append(f"viol_max over active hard contracts on {state.target}: "
-                 f"{fmt(max([v['max_normalized'] for v in verdicts if v['role'] == 'target' and v['hard'] and v.get('max_normalized') is not None] or [0.0]))}; "
-                 f"{len(gating)} gating failure(s). A verdict holds only for its setting (structures, tolerances).")
+    worst = max([v["max_normalized"] for v in verdicts
+                 if v["role"] == "target" and v["hard"] and v.get("max_normalized") is not None] or [0.0])
+    if updating:
+        verdict = (f"{len(gating)} hard failure(s) on the target, recorded in the baseline as known "
+                   "(a baseline update fails nothing)")
+    elif gate is not None:
+        failing = {(c.model, c.contract) for c in gate.failing}
+        n_new = sum((v["model"], v["contract"]) in failing for v in gating)
+        verdict = (f"{n_new} new or regressed hard failure(s) on the target (fail the run), "
+                   f"{len(gating) - n_new} known to the baseline (do not)")
+    else:
+        verdict = f"{len(gating)} hard failure(s) on the target (fail the run)" if gating else \
+            "no hard failure on the target"
+    lines.append(f"viol_max over active hard contracts on {state.target}: {fmt(worst)}; {verdict}. "
+                 "A verdict holds only for its setting (structures, tolerances).")
     return lines
 
 

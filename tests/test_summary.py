@@ -1,0 +1,57 @@
+"""The terminal summary says what the exit code does: gate, baseline update, legends only when they apply."""
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CLEAN = "tests.mutants:clean_morse"
+HOLE = "tests.mutants.foundation:ShortRangeHole"
+
+
+@pytest.fixture
+def run(pytester, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+
+    def _run(*args):
+        return pytester.runpytest_inprocess(*args, "-k", "repulsive-wall-dimers", "-p", "no:cacheprovider")
+
+    return _run
+
+
+def _summary(result) -> str:
+    out = result.stdout.str()
+    return out[out.index("mlip contracts"):]
+
+
+def test_clean_run_prints_no_failure_legend(run):
+    result = run(f"--mlip={CLEAN}", "--mlip-committee=none")
+    assert result.ret == 0
+    text = _summary(result)
+    assert "no hard failure on the target" in text
+    assert "FAIL:" not in text and "fail*:" not in text and "spread:" not in text
+
+
+def test_failing_run_says_it_fails(run):
+    result = run(f"--mlip={HOLE}", "--mlip-committee=none")
+    assert result.ret == 1
+    text = _summary(result)
+    assert "1 hard failure(s) on the target (fail the run)" in text
+    assert "FAIL: hard contract failed on the target (fails the run)." in text and "fail*:" not in text
+
+
+def test_update_then_gate_agree_with_the_exit_code(run, pytester):
+    result = run(f"--mlip={HOLE}", "--mlip-committee=none", "--mlip-baseline=b.json", "--mlip-update-baseline")
+    assert result.ret == 0
+    text = _summary(result)
+    assert "FAILED" not in text and "gating failure" not in text
+    assert "mlip baseline update" in text
+    assert f"wrote {pytester.path / 'b.json'}: 1 entries" in text and "1 hard failure(s) on the target now recorded as known" in text
+    assert "recorded in the baseline as known (a baseline update fails nothing)" in text
+
+    result = run(f"--mlip={HOLE}", "--mlip-committee=none", "--mlip-baseline=b.json")
+    assert result.ret == 0
+    text = _summary(result)
+    assert "gate (regression margin 0.2 relative): passed" in text
+    assert "0 new or regressed hard failure(s) on the target (fail the run), 1 known to the baseline (do not)" in text
+    assert "unless the baseline knows it" in text
