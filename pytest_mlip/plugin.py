@@ -82,7 +82,7 @@ def _target(config) -> str | None:
 
 
 def pytest_cmdline_main(config):
-    if config.getoption("mlip_list"):
+    if config.getoption("mlip_list") or config.getini("mlip_list"):
         from .models.registry import describe, model_names, registry
 
         rows = [describe(registry()[n]) for n in model_names()]
@@ -258,6 +258,50 @@ class ContractItem(pytest.Item):
         return self.path, None, f"{self.settings.check}: {self.name}"
 
 
+def contract_rows(items) -> list[dict]:
+    """One row per collected contract (not per model): name, law, hard/soft, basis, tolerance, file."""
+    from .contracts import CHECKS
+    from .contracts.base import unit_text
+
+    rows, seen = [], set()
+    for item in items:
+        if not isinstance(item, ContractItem) or item.settings.name in seen:
+            continue
+        s = item.settings
+        seen.add(s.name)
+        check = CHECKS[s.check]
+        tol = ", ".join(f"{k} {v:g} {unit_text(check.units, k)}".strip() for k, v in s.tolerance.items())
+        try:
+            where = str(Path(item.path).relative_to(item.config.rootpath))
+        except ValueError:
+            where = str(item.path)
+        rows.append({"contract": s.name, "law": f"{check.title} ({s.check})", "kind": "hard" if s.hard else "soft",
+                     "basis": s.basis, "tolerance": tol or "-", "file": where})
+    return rows
+
+
+def pytest_collection_finish(session):
+    config = session.config
+    if not config.getoption("mlip_contracts") or config.stash.get(STATE_KEY, None) is None:
+        return
+    tr = config.pluginmanager.getplugin("terminalreporter")
+    rows = contract_rows(session.items)
+    cols = ["contract", "law", "kind", "basis", "tolerance", "file"]
+    widths = {c: max([len(c)] + [len(r[c]) for r in rows]) for c in cols}
+    tr.section("mlip contracts collected")
+    tr.write_line("  ".join(c.ljust(widths[c]) for c in cols))
+    for r in rows:
+        tr.write_line("  ".join(r[c].ljust(widths[c]) for c in cols))
+    tr.write_line(f"{len(rows)} contract(s); each runs once per model ({', '.join(config.stash[STATE_KEY].models)})")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    if session.config.getoption("mlip_contracts") and session.config.stash.get(STATE_KEY, None) is not None:
+        return True  # listed, not run
+    return None
+
+
 def _verdict_of(report) -> dict | None:
     for key, value in getattr(report, "user_properties", []):
         if key == "mlip_verdict":
@@ -280,7 +324,7 @@ def pytest_runtest_logreport(report):
 @pytest.hookimpl(trylast=True)
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     state = config.stash.get(STATE_KEY, None)
-    if state is None:
+    if state is None or config.getoption("mlip_contracts"):
         return
     verdicts = []
     for reports in terminalreporter.stats.values():

@@ -43,8 +43,8 @@ def load_baseline(path) -> dict[tuple[str, str], dict]:
     path = Path(path)
     fix = f"regenerate it with pytest --mlip=MODEL --mlip-baseline={path} --mlip-update-baseline"
     if not path.is_file():
-        raise BaselineError(f"baseline file {path} does not exist; create it with "
-                            f"pytest --mlip=MODEL --mlip-baseline={path} --mlip-update-baseline")
+        raise BaselineError(f"baseline file {path} does not exist: run with --mlip-update-baseline first "
+                            f"(pytest --mlip=MODEL --mlip-baseline={path} --mlip-update-baseline) and commit it")
     try:
         data = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError) as exc:
