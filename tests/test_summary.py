@@ -55,3 +55,33 @@ def test_update_then_gate_agree_with_the_exit_code(run, pytester):
     assert "gate (regression margin 0.2 relative): passed" in text
     assert "0 new or regressed hard failure(s) on the target (fail the run), 1 known to the baseline (do not)" in text
     assert "unless the baseline knows it" in text
+
+
+def test_a_law_whose_package_is_missing_says_so(monkeypatch):
+    from types import SimpleNamespace
+
+    from pytest_mlip.contracts import CHECKS
+    from pytest_mlip.evaluation import evaluator_for
+    from pytest_mlip.reporting.verdicts import summary_lines
+    from pytest_mlip.testing import builtin_contracts
+
+    check = CHECKS["born_stability"]()
+    assert set(check.requires) == {"pymatgen", "spglib"}
+    monkeypatch.setattr(type(check), "requires", ("pymatgen", "no_such_package_for_this_test"))
+    verdict = check.run(builtin_contracts()["born-stability"], evaluator_for("emt"))
+    assert verdict.status == "skip"
+    assert verdict.reason == ("missing dependency: no_such_package_for_this_test not installed, needed by the "
+                              "born_stability check: pip install 'pytest-mlip[laws]'")
+    state = SimpleNamespace(models=["emt"], target="emt", committee=[])
+    lines = summary_lines([verdict.model_dump(mode="json")], state)
+    assert f"NOT RUN born-stability: {verdict.reason}" in lines
+
+
+def test_laws_extra_declares_what_laws_import():
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    from pytest_mlip.contracts import CHECKS
+
+    needed = {p for c in CHECKS.values() for p in c.requires}
+    assert needed <= set(extras["laws"]) and "pytest-mlip[sevennet,chgnet,diep,mace,orb,laws]" in extras["models"]

@@ -26,6 +26,8 @@ from ..errors import ModelEvaluationError
 from ..structures import StructureSpec
 
 CHECKS: dict[str, type["Check"]] = {}
+#: how a skip for a package that is not installed starts (the summary lists these apart)
+MISSING_DEPENDENCY = "missing dependency"
 
 
 class ContractSettings(BaseModel):
@@ -150,6 +152,18 @@ class Check:
     needs_stress: ClassVar[bool] = False
     #: True when a conservative-by-construction model satisfies the law exactly
     guaranteed_for_conservative: ClassVar[bool] = False
+    #: packages the check imports (declared in the 'laws' extra); a missing one skips it, saying so
+    requires: ClassVar[tuple[str, ...]] = ()
+
+    def missing_dependency(self) -> str | None:
+        """The one-line reason when a package this law needs is not installed, else None."""
+        import importlib.util
+
+        missing = [p for p in self.requires if importlib.util.find_spec(p) is None]
+        if not missing:
+            return None
+        return (f"{MISSING_DEPENDENCY}: {', '.join(missing)} not installed, needed by the {self.name} check: "
+                "pip install 'pytest-mlip[laws]'")
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -185,8 +199,10 @@ class Check:
             noise=dict(noise or {}),
             setting=self.describe_setting(settings),
         )
-        reason = None
-        if self.guaranteed_for_conservative and info.conservative and not recheck_guaranteed:
+        reason = self.missing_dependency()
+        if reason:
+            pass
+        elif self.guaranteed_for_conservative and info.conservative and not recheck_guaranteed:
             reason = (f"guaranteed by construction: {info.name} computes forces as -dE/dx by autograd "
                       "(--mlip-recheck-guaranteed checks it anyway)")
         elif self.needs_stress and "stress" not in info.implemented_properties:

@@ -90,13 +90,8 @@ class BornStability(Check):
     needs_periodic = True
     needs_stress = True
 
-    def applicable(self, settings, model_info):
-        import importlib.util
-
-        for package in ("pymatgen", "spglib"):
-            if importlib.util.find_spec(package) is None:
-                return f"the '{package}' package is needed for the elastic tensor fit: pip install {package}"
-        return None
+    #: the elastic-tensor fit (pymatgen) and the space-group check (spglib); the 'laws' extra installs them
+    requires = ("pymatgen", "spglib")
 
     def measure(self, settings, evaluator, probe):
         from ..structures.adsorbates import relax

@@ -146,6 +146,12 @@ def summary_lines(verdicts: list[dict], state, gate=None, updating: bool = False
         key.append("spread: v/tau across models at the target's worst probe")
     if key:
         lines.append("; ".join(key) + ".")
+    from ..contracts.base import MISSING_DEPENDENCY
+
+    missing = {v["contract"]: v["reason"] for v in verdicts
+               if v["status"] == "skip" and v.get("reason", "").startswith(MISSING_DEPENDENCY)}
+    for contract, reason in missing.items():
+        lines.append(f"NOT RUN {contract}: {reason}")
     reported = [v for v in verdicts if v["status"] in ("fail", "error") and v not in gating]
     if reported:
         lines.append("reported, not gating (committee models and soft contracts):")
