@@ -22,7 +22,10 @@ SUBCOMMANDS = [
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="pytest-mlip", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"pytest-mlip {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
         try:

@@ -9,6 +9,7 @@ into one Markdown document, so the docs cannot drift from the code.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 
@@ -61,14 +62,23 @@ def render() -> str:
 
 
 def add_parser(sub):
-    p = sub.add_parser("docs", help="write the inspection specification (docs/contracts.md) from the checks")
-    p.add_argument("--out", default="docs/contracts.md")
-    p.add_argument("--check", action="store_true", help="exit 1 if the file is out of date instead of writing it")
+    p = sub.add_parser("docs", help="print the inspection specification generated from the checks (--out PATH writes "
+                                    "it, e.g. docs/contracts.md in pytest-mlip's own repository)")
+    p.add_argument("--out", default=None, metavar="PATH",
+                   help="write the specification to PATH (default: print it; nothing is written without a path)")
+    p.add_argument("--check", action="store_true", help="with --out: exit 1 if PATH is out of date instead of writing it")
     p.set_defaults(func=_main)
 
 
 def _main(args) -> int:
+    from .errors import MlipError
+
     text = render()
+    if args.out is None:
+        if args.check:
+            raise MlipError("--check compares a file: pass it with --out PATH")
+        sys.stdout.write(text)
+        return 0
     out = Path(args.out)
     if args.check:
         if not out.exists() or out.read_text() != text:

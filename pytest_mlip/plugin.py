@@ -123,8 +123,11 @@ def pytest_configure(config):
         return
     for line in THIRD_PARTY_NOISE:
         config.addinivalue_line("filterwarnings", line)
-    from .models import weights
+    from .models import factory, weights
     from .models.registry import default_committee, resolve
+
+    factory.SEARCH_PATHS[:] = list(dict.fromkeys(
+        [str(config.rootpath)] + [str(p) for p in config.getini("pythonpath")]))
 
     weights.set_offline(bool(config.getoption("mlip_offline")) or None)
     try:

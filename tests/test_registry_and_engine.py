@@ -106,4 +106,4 @@ def test_docs_are_generated_from_the_checks():
 
     text = render()
     root = Path(reg.__file__).resolve().parent.parent.parent
-    assert (root / "docs" / "contracts.md").read_text() == text, "run: pytest-mlip docs"
+    assert (root / "docs" / "contracts.md").read_text() == text, "run: pytest-mlip docs --out docs/contracts.md"

@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+
+
+class _Renamed(argparse.Action):
+    """Stores the value; an option given by its old name (the second) gets a one-line deprecation note."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string == self.option_strings[-1] and len(self.option_strings) > 1:
+            print(f"pytest-mlip detect: {option_string} is deprecated, use {self.option_strings[0]} "
+                  "(the name pytest uses)", file=sys.stderr)
+        setattr(namespace, self.dest, values)
 
 
 def add_parser(subparsers):
@@ -12,13 +23,17 @@ def add_parser(subparsers):
         description="Form falsifiable failure hypotheses from contract evidence, pre-register their predictions, "
                     "probe them on the target and a committee, render escalate/reject verdicts, and write an "
                     "escalation report (with a DFT verification card) and protocol files that pytest collects.")
-    p.add_argument("--target", required=True, metavar="MODEL", help="the model under inspection (a --mlip spec)")
-    p.add_argument("--committee", default="default", metavar="LIST",
+    # The same option names as pytest's (--mlip, --mlip-committee, --mlip-report, --mlip-store); the
+    # earlier names (--target, --committee, --report, --store) still work, with a deprecation note.
+    p.add_argument("--mlip", "--target", dest="target", required=True, metavar="MODEL", action=_Renamed,
+                   help="the model under inspection (what pytest's --mlip takes)")
+    p.add_argument("--mlip-committee", "--committee", dest="committee", default="default", metavar="LIST",
+                   action=_Renamed,
                    help="comma-separated committee models (default: one usable shipped model per other family)")
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--report", default=None, metavar="DIR",
+    src.add_argument("--mlip-report", "--report", dest="report", default=None, metavar="DIR", action=_Renamed,
                      help="evidence: a report folder (or report.json) written by pytest --mlip=... --mlip-report=DIR")
-    src.add_argument("--store", default=None, metavar="PATH",
+    src.add_argument("--mlip-store", "--store", dest="store", default=None, metavar="PATH", action=_Renamed,
                      help="evidence: a provenance store written by pytest (e.g. .mlip/provenance.sqlite); the latest "
                           "finished run on the target")
     p.add_argument("--contracts", default=None, metavar="LIST",

@@ -141,7 +141,7 @@ def from_store(path, target: str, ledger=None) -> list[EvidenceItem]:
         run = next((r[0] for r in rows if r[1] == target), None)
         if run is None:
             raise MlipError(f"no finished run on {target} in the store {path}; run pytest --mlip={target} first "
-                            "or let the detective gather evidence (leave out --store)")
+                            "or let the detective gather evidence (leave out --mlip-store)")
         vids = [r[0] for r in store.db.execute("SELECT id FROM artifacts WHERE kind='verdict' AND run=?", (run,))]
         closure = store.closure(vids)
         arts = store.get_many(closure)

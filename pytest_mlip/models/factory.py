@@ -3,20 +3,41 @@
 from __future__ import annotations
 
 import importlib
+import sys
 
 from ..errors import ModelUnavailableError, UnknownModelError
 from .info import ModelInfo
 from .registry import ModelEntry
 
 
+#: folders a factory's module is also looked up in, like pytest's own imports: the rootdir and the
+#: folders of the ``pythonpath`` ini option (the plugin sets them at configure time)
+SEARCH_PATHS: list[str] = []
+
+
+def _import(module_name: str):
+    """Import ``module_name``; when it is not found, again with :data:`SEARCH_PATHS` on ``sys.path``."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        top = module_name.split(".")[0]
+        extra = [p for p in SEARCH_PATHS if p not in sys.path]
+        if exc.name not in (top, module_name) or not extra:
+            raise
+        sys.path[:0] = extra  # kept, as pytest's prepend import mode keeps the rootdir: lazy imports need it
+        importlib.invalidate_caches()
+        return importlib.import_module(module_name)
+
+
 def entry_from_factory(spec: str) -> ModelEntry:
     module_name, _, attr = spec.partition(":")
     try:
-        module = importlib.import_module(module_name)
+        module = _import(module_name)
     except ImportError as exc:
+        where = ", ".join(SEARCH_PATHS) or "sys.path"
         raise UnknownModelError(
             f"cannot import module {module_name!r} for factory {spec!r} ({exc}); "
-            "check the module is importable (installed or on sys.path)"
+            f"looked in the installed packages and {where}: install it, or set pythonpath in the pytest ini file"
         ) from exc
     factory = module
     for part in attr.split("."):
