@@ -47,7 +47,8 @@ def pytest_addoption(parser):
     parser.addini("mlip", "default target model for --mlip", default=None)
     parser.addini("mlip_committee", "default committee (comma-separated or 'none')", default=None)
     parser.addini("mlip_output", "default --mlip-output folder", default=None)
-    parser.addini("mlip_paths", "extra folders with contract files to collect when --mlip is given",
+    parser.addini("mlip_paths", "extra folders to collect when --mlip is given without paths (contract files, "
+                                "tests using the mlip_model / mlip_check fixtures)",
                   type="paths", default=[])
 
 
@@ -179,9 +180,11 @@ def _default_paths(config) -> list[Path]:
     if not config.getoption("mlip_no_builtin"):
         paths.append(builtin_contracts_dir())
     root = Path(config.rootpath)
-    for p in [root / "contracts", root / "generated_tests", *config.getini("mlip_paths")]:
-        p = Path(p)
-        if p.is_dir() and any(p.rglob(CONTRACT_GLOB)):
+    listed = [Path(p) for p in config.getini("mlip_paths")]
+    for p in [root / "contracts", root / "generated_tests", *listed]:
+        # contracts/ and generated_tests/ when they hold contract files; a listed folder in any case
+        # (it may hold tests written with the mlip_model / mlip_check fixtures)
+        if p.is_dir() and (p in listed or any(p.rglob(CONTRACT_GLOB))):
             if all(p.resolve() != q.resolve() for q in paths):
                 paths.append(p)
     return paths

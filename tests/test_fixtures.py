@@ -127,3 +127,22 @@ def test_settings_for_check_contract_object_and_errors():
         settings_for("repulsive_wal", "t", {})
     with pytest.raises(MlipError, match="invalid settings"):
         settings_for("repulsive_wall", "t", {"step": -1})
+
+
+def test_mlip_paths_folder_with_fixture_tests_runs_beside_the_builtin_suite(pytester, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    (pytester.path / "physics").mkdir()
+    (pytester.path / "physics" / "test_my_model.py").write_text(USER_FILE.read_text())
+    pytester.makeini("[pytest]\nmlip_paths = physics\n")
+    result = pytester.runpytest_inprocess("--mlip=emt", "--mlip-committee=none", "--collect-only", "-q",
+                                          "-p", "no:cacheprovider")
+    out = result.stdout.str()
+    assert "physics/test_my_model.py::test_copper_wall[emt]" in out and "repulsive-wall-dimers[emt]" in out
+
+
+def test_readme_example_is_the_tested_file():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Writing your own tests", 1)[1].split("\n## ", 1)[0]
+    for name in ("test_copper_wall", "test_rotation_of_my_molecule", "test_copper_relaxes_to_a_minimum"):
+        assert f"def {name}(" in section and f"def {name}(" in USER_FILE.read_text()
+    assert 'mlip_check("repulsive_wall", pairs=[["Cu", "Cu"]])' in section
