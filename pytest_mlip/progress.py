@@ -36,7 +36,7 @@ class Task:
         self.label, self.total, self.unit, self.calls, self.budget = label, total, unit, calls, budget
         self.done = 0
         self.current = ""
-        self.calls0 = calls() if calls else 0
+        self.calls0 = calls() if calls and not budget else 0  # a budget counts from zero
         self.t0 = time.perf_counter()
 
     def advance(self, current: str = "", n: int = 1):
@@ -146,14 +146,20 @@ class TerminalStatus:
 STATUS_NAME = "mlip-progress"
 
 
+def wanted(config, tr) -> bool:
+    """Show progress? An mlip run, on an interactive terminal, not under -q, not in an xdist worker."""
+    if tr is None or hasattr(config, "workerinput") or config.get_verbosity() < 0:
+        return False
+    if not getattr(tr, "isatty", False):
+        return False
+    return bool(config.getoption("mlip", None) or config.getini("mlip"))
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
     tr = config.pluginmanager.getplugin("terminalreporter")
-    if (tr is None or hasattr(config, "workerinput") or config.get_verbosity() < 0
-            or not getattr(tr, "isatty", False) or config.getoption("mlip", None) is None
-            and not config.getini("mlip")):
-        return
-    config.pluginmanager.register(TerminalStatus(tr), STATUS_NAME)
+    if wanted(config, tr):
+        config.pluginmanager.register(TerminalStatus(tr), STATUS_NAME)
 
 
 def pytest_unconfigure(config):
