@@ -96,8 +96,12 @@ def fetch_orb(url: str) -> str:
 
 def fetch(name: str, url: str, fetcher, where: str) -> str:
     """Run ``fetcher(url)`` for model ``name``; a download failure becomes one line naming the fixes."""
+    import warnings
+
     try:
-        path = fetcher(url)
+        with warnings.catch_warnings():  # the packages' import-time warnings say nothing about the download
+            warnings.simplefilter("ignore")
+            path = fetcher(url)
     except Exception as exc:  # urllib/requests errors, a truncated or refused download
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ModelUnavailableError(
