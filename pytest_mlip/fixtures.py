@@ -161,9 +161,9 @@ def settings_for(check_or_contract, name: str, overrides: dict):
 @pytest.fixture
 def mlip_check(request, mlip_model):
     """``mlip_check(check_or_contract, **settings)``: run a fixed check on ``mlip_model`` (see module doc)."""
-    from .contracts import CHECKS
     from .errors import MlipError
-    from .reporting.verdicts import format_failure, noise_for, save_worst
+    from .plugin import run_check
+    from .reporting.verdicts import format_failure
 
     state = _state(request.config)
     node = request.node
@@ -176,16 +176,7 @@ def mlip_check(request, mlip_model):
             settings = settings_for(check_or_contract, _test_name(node), overrides)
         except MlipError as exc:
             pytest.fail(str(exc), pytrace=False)
-        evaluator = mlip_model.evaluator
-        verdict = CHECKS[settings.check]().run(settings, evaluator, role=mlip_model.role,
-                                               recheck_guaranteed=state.recheck,
-                                               noise=noise_for(evaluator.name, settings.name))
-        if verdict.status in ("fail", "error"):
-            verdict.worst_file = save_worst(state.output, verdict)
-        node.verdict = verdict
-        node.user_properties.append(("mlip_verdict", verdict.model_dump_json()))
-        if verdict.status == "skip":
-            pytest.skip(verdict.reason)
+        verdict = run_check(node, settings, mlip_model.evaluator, mlip_model.role)
         if verdict.gating:
             pytest.fail(format_failure(verdict, state).replace(
                 f"--mlip-committee=none -k '{verdict.contract}'", f"--mlip-committee=none '{node.nodeid}'"),

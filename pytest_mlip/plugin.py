@@ -219,6 +219,25 @@ class ContractFile(pytest.File):
         pass
 
 
+def run_check(item, settings, evaluator, role: str):
+    """Run one contract's fixed check on a model for a test item (a contract file's or a test using
+    ``mlip_check``): save the worst configuration of a failure, attach the verdict to the item (the
+    provenance hooks, summary and report read it from there), skip with the reason; return the verdict."""
+    from .contracts import CHECKS
+    from .reporting.verdicts import noise_for, save_worst
+
+    state = item.config.stash[STATE_KEY]
+    verdict = CHECKS[settings.check]().run(settings, evaluator, role=role, recheck_guaranteed=state.recheck,
+                                           noise=noise_for(evaluator.name, settings.name))
+    if verdict.status in ("fail", "error"):
+        verdict.worst_file = save_worst(state.output, verdict)
+    item.verdict = verdict
+    item.user_properties.append(("mlip_verdict", verdict.model_dump_json()))
+    if verdict.status == "skip":
+        pytest.skip(verdict.reason)
+    return verdict
+
+
 class ContractFailure(Exception):
     def __init__(self, verdict):
         self.verdict = verdict
@@ -235,21 +254,9 @@ class ContractItem(pytest.Item):
         self.add_marker("mlip_contract")
 
     def runtest(self):
-        from .contracts import CHECKS
         from .evaluation import evaluator_for
-        from .reporting.verdicts import noise_for, save_worst
 
-        state = self.config.stash[STATE_KEY]
-        evaluator = evaluator_for(self.model)
-        check = CHECKS[self.settings.check]()
-        verdict = check.run(self.settings, evaluator, role=self.role, recheck_guaranteed=state.recheck,
-                            noise=noise_for(evaluator.name, self.settings.name))
-        if verdict.status in ("fail", "error"):
-            verdict.worst_file = save_worst(state.output, verdict)
-        self.verdict = verdict
-        self.user_properties.append(("mlip_verdict", verdict.model_dump_json()))
-        if verdict.status == "skip":
-            pytest.skip(verdict.reason)
+        verdict = run_check(self, self.settings, evaluator_for(self.model), self.role)
         if verdict.gating:
             raise ContractFailure(verdict)
 

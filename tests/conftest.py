@@ -29,6 +29,19 @@ registry()
 pytest_plugins = ["pytester"]
 
 
+@pytest.fixture
+def run(pytester, monkeypatch):
+    """Run pytest in a scratch folder with the repository importable (for tests.mutants)."""
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
+
+    def _run(*args):
+        return pytester.runpytest_inprocess(*args, "-p", "no:cacheprovider")
+
+    return _run
+
+
 @pytest.fixture(scope="session")
 def mace_file(tmp_path_factory):
     """A tiny random ScaleShiftMACE for H, C, O with r_max 4 A, saved as x.model."""

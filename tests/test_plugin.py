@@ -12,17 +12,6 @@ CLEAN = "tests.mutants:clean_morse"
 HOLE = "tests.mutants.foundation:ShortRangeHole"
 
 
-@pytest.fixture
-def run(pytester, monkeypatch):
-    """Run pytest in a scratch folder with the repository importable (for tests.mutants)."""
-    monkeypatch.syspath_prepend(str(ROOT))
-
-    def _run(*args):
-        return pytester.runpytest_inprocess(*args, "-p", "no:cacheprovider")
-
-    return _run
-
-
 def test_clean_target_passes_even_if_committee_violates(run):
     result = run(f"--mlip={CLEAN}", f"--mlip-committee={HOLE}", "-k", "repulsive-wall-dimers")
     assert result.ret == 0

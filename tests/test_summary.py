@@ -9,14 +9,7 @@ CLEAN = "tests.mutants:clean_morse"
 HOLE = "tests.mutants.foundation:ShortRangeHole"
 
 
-@pytest.fixture
-def run(pytester, monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT))
-
-    def _run(*args):
-        return pytester.runpytest_inprocess(*args, "-k", "repulsive-wall-dimers", "-p", "no:cacheprovider")
-
-    return _run
+WALL = ("-k", "repulsive-wall-dimers")
 
 
 def _summary(result) -> str:
@@ -25,7 +18,7 @@ def _summary(result) -> str:
 
 
 def test_clean_run_prints_no_failure_legend(run):
-    result = run(f"--mlip={CLEAN}", "--mlip-committee=none")
+    result = run(f"--mlip={CLEAN}", "--mlip-committee=none", *WALL)
     assert result.ret == 0
     text = _summary(result)
     assert "no hard failure on the target" in text
@@ -33,7 +26,7 @@ def test_clean_run_prints_no_failure_legend(run):
 
 
 def test_failing_run_says_it_fails(run):
-    result = run(f"--mlip={HOLE}", "--mlip-committee=none")
+    result = run(f"--mlip={HOLE}", "--mlip-committee=none", *WALL)
     assert result.ret == 1
     text = _summary(result)
     assert "1 hard failure(s) on the target (fail the run)" in text
@@ -41,7 +34,7 @@ def test_failing_run_says_it_fails(run):
 
 
 def test_update_then_gate_agree_with_the_exit_code(run, pytester):
-    result = run(f"--mlip={HOLE}", "--mlip-committee=none", "--mlip-baseline=b.json", "--mlip-update-baseline")
+    result = run(f"--mlip={HOLE}", "--mlip-committee=none", "--mlip-baseline=b.json", "--mlip-update-baseline", *WALL)
     assert result.ret == 0
     text = _summary(result)
     assert "FAILED" not in text and "gating failure" not in text
@@ -49,7 +42,7 @@ def test_update_then_gate_agree_with_the_exit_code(run, pytester):
     assert f"wrote {pytester.path / 'b.json'}: 1 entries" in text and "1 hard failure(s) on the target now recorded as known" in text
     assert "recorded in the baseline as known (a baseline update fails nothing)" in text
 
-    result = run(f"--mlip={HOLE}", "--mlip-committee=none", "--mlip-baseline=b.json")
+    result = run(f"--mlip={HOLE}", "--mlip-committee=none", "--mlip-baseline=b.json", *WALL)
     assert result.ret == 0
     text = _summary(result)
     assert "gate (regression margin 0.2 relative): passed" in text
