@@ -236,10 +236,11 @@ def _worst_x(p: dict, xname: str, violations: dict) -> float | None:
     values = {**{k: _num(v) for k, v in p.get("observables", {}).items()},
               **{k: _num(f) for k, f in p.get("flags", {}).items()}}
     bare = _bare(xname)
-    keys = [f"{bare}_worst", "dz_at_max"]
+    short = bare[:1]  # the checks name a position by the axis' letter: s_worst on a 'scale' axis
+    keys = [f"{bare}_worst", f"{short}_worst", "dz_at_max"]
     worst_key = max(violations, key=lambda k: violations[k] or 0, default=None)
     if worst_key:
-        keys.append(f"{bare}_{worst_key}")
+        keys += [f"{bare}_{worst_key}", f"{short}_{worst_key}"]
     for k in keys:
         if values.get(k) is not None and math.isfinite(values[k]):
             return values[k]
@@ -368,6 +369,10 @@ def curves_png(cs: dict, target: str, probes: list[dict] | None = None, colors: 
             label = _tolerance_line(ax, cs, x, y)
             if label:
                 handles.setdefault("tol", Line2D([], [], color=WORST_COLOR, lw=0.8, ls="--", label=label))
+            elif cs["tolerance"]:  # a law whose tolerance is not a line on this plot (jumps, curvature): say it
+                text = ", ".join(f"{k} {v:g} {cs['units'].get(k, '')}".rstrip() for k, v in cs["tolerance"].items()
+                                 if cs["units"].get(k) != "flag" and v is not None)
+                handles.setdefault("tol", Line2D([], [], ls="", label=f"tolerances: {text}"))
             if tgt.get("worst_x") is not None and len(x):
                 i = int(np.argmin(np.abs(x - tgt["worst_x"])))
                 ax.plot([x[i]], [y[i]], marker="o", ms=7, mfc="none", mec=WORST_COLOR, mew=1.6, zorder=4)
