@@ -30,7 +30,7 @@ def detect(*args) -> int:
 def tm_run(tmp_path_factory):
     """One offline run on the transition-metal wall mutant (committee: clean Morse and Lennard-Jones)."""
     root = tmp_path_factory.mktemp("tm")
-    rc = detect("--target", TM_WALL, "--committee", f"{CLEAN},lennard-jones", "--suite", SUITE,
+    rc = detect("--mlip", TM_WALL, "--mlip-committee", f"{CLEAN},lennard-jones", "--suite", SUITE,
                 "--output", str(root / "out"), "--tests-dir", str(root / "generated_tests"), "--hypotheses", "2")
     assert rc == 0
     return root
@@ -124,7 +124,7 @@ def test_memory_records_the_whole_search(tm_run):
 
 def test_rejects_a_hypothesis_whose_prediction_fails_then_narrows_from_memory(tmp_path):
     out, tests = tmp_path / "out", tmp_path / "generated_tests"
-    common = ["--target", NI_WALL, "--committee", CLEAN, "--suite", SUITE, "--output", str(out),
+    common = ["--mlip", NI_WALL, "--mlip-committee", CLEAN, "--suite", SUITE, "--output", str(out),
               "--tests-dir", str(tests)]
     assert detect(*common, "--hypotheses", "1") == 0
     mem_path = out / "memory.jsonl"
@@ -158,7 +158,7 @@ def test_rejects_a_hypothesis_whose_prediction_fails_then_narrows_from_memory(tm
 ])
 def test_committee_that_violates_the_law_too(tmp_path, committee, verdict):
     out = tmp_path / "out"
-    assert detect("--target", TM_WALL, "--committee", committee, "--suite", SUITE, "--output", str(out),
+    assert detect("--mlip", TM_WALL, "--mlip-committee", committee, "--suite", SUITE, "--output", str(out),
                   "--tests-dir", "none", "--hypotheses", "1") == 0
     run = json.loads((out / "run.json").read_text())
     h = run["hypotheses"][0]
@@ -206,7 +206,7 @@ def test_evidence_from_a_pytest_report_and_budget_exhaustion(tmp_path, pytester)
             e.status, e.max_normalized, e.artifacts["verdict"])
         assert sorted(by_store[k].failing_probes()) == sorted(e.failing_probes())
     out = tmp_path / "out"
-    rc = detect("--target", FRESH, "--committee", CLEAN, "--suite", SUITE, "--report", str(pytester.path / "rep"),
+    rc = detect("--mlip", FRESH, "--mlip-committee", CLEAN, "--suite", SUITE, "--mlip-report", str(pytester.path / "rep"),
                 "--output", str(out), "--tests-dir", "none", "--budget", "1", "--hypotheses", "1")
     assert rc == 0
     mem = EvidenceMemory(out / "memory.jsonl")
@@ -219,7 +219,7 @@ def test_evidence_from_a_pytest_report_and_budget_exhaustion(tmp_path, pytester)
 
 
 def test_unknown_model_is_a_one_line_error(tmp_path, capsys):
-    rc = detect("--target", "no-such-model", "--committee", CLEAN, "--output", str(tmp_path / "o"))
+    rc = detect("--mlip", "no-such-model", "--mlip-committee", CLEAN, "--output", str(tmp_path / "o"))
     assert rc == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown model" in err[0]
@@ -239,8 +239,8 @@ def test_evidence_from_an_older_code_version_is_judged_against_its_own_run(tmp_p
     assert res.ret == 1
     monkeypatch.undo()
     out = tmp_path / "out"
-    rc = detect("--target", FRESH, "--committee", CLEAN, "--suite", SUITE,
-                "--store", str(pytester.path / ".mlip" / "provenance.sqlite"), "--output", str(out),
+    rc = detect("--mlip", FRESH, "--mlip-committee", CLEAN, "--suite", SUITE,
+                "--mlip-store", str(pytester.path / ".mlip" / "provenance.sqlite"), "--output", str(out),
                 "--tests-dir", "none", "--hypotheses", "2", "--escalations", "2")
     assert rc == 0
     reports = sorted((out / "escalations").glob("*/report.md"))
