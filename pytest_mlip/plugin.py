@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -38,9 +39,16 @@ def pytest_addoption(parser):
                     help="run checks that a model's construction guarantees (skipped with the reason by default)")
     group.addoption("--mlip-no-builtin", action="store_true", default=False,
                     help="do not collect the built-in contract suite, only contract files given or found")
+    group.addoption("--mlip-timeout", action="store", default=None, metavar="SECONDS",
+                    help="seconds one model call may take; a call past it is an error verdict naming the call "
+                         "and the run goes on (default 900; ini: mlip_timeout)")
+    group.addoption("--mlip-debug", action="store_true", default=False,
+                    help="show the traceback behind a usage error or an internal error (pytest's --full-trace "
+                         "does too); without it every such error is one line")
     parser.addini("mlip", "default target model for --mlip", default=None)
     parser.addini("mlip_committee", "default committee (comma-separated or 'none')", default=None)
     parser.addini("mlip_output", "default --mlip-output folder", default=None)
+    parser.addini("mlip_timeout", "default --mlip-timeout (seconds)", default=None)
     parser.addini("mlip_paths", "extra folders with contract files to collect when --mlip is given",
                   type="paths", default=[])
 
@@ -117,6 +125,7 @@ def pytest_configure(config):
     from .models.registry import default_committee, resolve
 
     try:
+        _check_environment(config)
         entry = resolve(target)
         reason = entry.unavailable(entry.weights)
         if reason:
@@ -133,11 +142,139 @@ def pytest_configure(config):
                 why = e.unavailable(e.weights)
                 if why:
                     raise MlipError(f"committee model {e.name!r} is not usable here: {why}")
+        for spec in [target, *committee]:
+            _load_factory(spec)
     except MlipError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        raise usage_error(config, exc) from None
     config.stash[STATE_KEY] = MlipSession(config, target, committee)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(p) for p in _default_paths(config)]
+    try:
+        _preflight_contracts(config, target, committee)
+    except MlipError as exc:
+        raise usage_error(config, exc) from None
+
+
+def debug(config) -> bool:
+    return bool(config.getoption("mlip_debug", False) or config.getoption("fulltrace", False))
+
+
+def usage_error(config, exc: BaseException) -> pytest.UsageError:
+    """pytest's usage error (exit 4, one line); the traceback behind it only with --mlip-debug/--full-trace."""
+    if debug(config):
+        import traceback
+
+        traceback.print_exception(exc)
+    return pytest.UsageError(" ".join(str(exc).split("\n")[0].split()) or type(exc).__name__)
+
+
+def _check_environment(config):
+    """Environment variables and option values: a mistake is a usage error before any model call."""
+    import os
+
+    raw = os.environ.get("PYTEST_MLIP_THREADS")
+    if raw is not None and raw.strip() != "":
+        if not raw.strip().isdigit() or int(raw) < 1:
+            raise MlipError(f"PYTEST_MLIP_THREADS={raw!r} is not a positive whole number of threads; "
+                            "set it like PYTEST_MLIP_THREADS=4 or unset it (default 1)")
+    from .evaluation.evaluator import DEFAULT_TIMEOUT, set_call_timeout
+
+    raw = config.getoption("mlip_timeout") or config.getini("mlip_timeout")
+    where = "--mlip-timeout" if config.getoption("mlip_timeout") else "the mlip_timeout ini option"
+    if raw in (None, ""):
+        set_call_timeout(DEFAULT_TIMEOUT)
+        return
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise MlipError(f"{where} = {raw!r} is not a positive number of seconds; give e.g. --mlip-timeout=600")
+    set_call_timeout(seconds)
+
+
+def _load_factory(spec: str):
+    """A ``module:function`` model is the user's code: load it now, so its mistakes are usage errors."""
+    from .models.registry import load, resolve
+
+    if resolve(spec).info.family != "factory":
+        return
+    try:
+        load(spec)
+    except MlipError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's factory raised: their mistake, said in one line
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise MlipError(f"the model factory {spec!r} raised {type(exc).__name__}: {first}; fix the factory (it "
+                        "must return an ASE calculator when called without arguments; --mlip-debug shows the "
+                        "traceback)") from exc
+
+
+#: folders never searched for contract files
+SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "site-packages", ".mlip", ".tox"}
+NEAR_MISS = re.compile(r"(?i)^mlip.*\.(toml|tml|tom)$|\.toml$")
+
+
+def _contract_files(config) -> tuple[list[Path], list[Path]]:
+    """Contract files the run will collect, and near-miss files in the folders it searches."""
+    base = Path(config.invocation_params.dir)
+    files, near = [], []
+    for arg in config.args:
+        p = Path(arg.split("::")[0])
+        p = p if p.is_absolute() else base / p
+        if p.is_file() and p.match(CONTRACT_GLOB):
+            files.append(p)
+        elif p.is_dir():
+            for f in sorted(p.rglob("*")):
+                rel = f.relative_to(p).parts
+                if any(part in SKIP_DIRS or part.startswith(".") for part in rel[:-1]) or not f.is_file():
+                    continue
+                if f.match(CONTRACT_GLOB):
+                    files.append(f)
+                elif NEAR_MISS.search(f.name) and ("mlip" in f.name.lower()
+                                                   or p.name in ("contracts", "generated_tests")):
+                    near.append(f)
+    return list(dict.fromkeys(files)), near
+
+
+def _preflight_contracts(config, target: str, committee: list[str]):
+    """Validate every contract file the run will collect, before any model call (a usage error on the first bad
+    one); contract names must be unique across files; files under generated_tests/ pass the agent's validator."""
+    from .contracts.files import parse_contracts
+
+    files, near = _contract_files(config)
+    root = Path(config.rootpath)
+    seen: dict[str, Path] = {}
+    for f in files:
+        inside = f.resolve().is_relative_to(root.resolve())
+        settings = parse_contracts(f, root=root if inside else f.parent)
+        if "generated_tests" in f.parts:
+            _agent_zone(f, target, committee)
+        for s in settings:
+            if s.name in seen and seen[s.name] != f:
+                raise MlipError(f"duplicate contract name {s.name!r} in {f} and {seen[s.name]}: names identify "
+                                "contracts in reports and baselines; rename one of them")
+            seen.setdefault(s.name, f)
+    for f in near:
+        config.issue_config_time_warning(pytest.PytestConfigWarning(
+            f"{f} looks like a contract file but is not collected: contract files are named {CONTRACT_GLOB} "
+            f"(rename it to mlip_{re.sub(r'(?i)^mlip[-_]?', '', f.stem)}.toml)"), stacklevel=2)
+
+
+def _agent_zone(path: Path, target: str, committee: list[str]):
+    """generated_tests/ holds what the agent writes: every file there passes the agent's own validator."""
+    import tomllib
+
+    from .agent.validator import Validator, check_text
+
+    text = path.read_text()
+    errors = check_text(text)
+    if not errors:
+        tables = tomllib.loads(text).get("contract", [])
+        errors = Validator(target, committee, include_builtin=False).file(tables, slug=None, check_repeat=False).errors
+    if errors:
+        raise MlipError(f"{path} is in generated_tests/ (the agent's zone) and the agent validator refuses it: "
+                        f"{errors[0]}; fix the file or move it to contracts/")
 
 
 def _default_paths(config) -> list[Path]:
@@ -166,7 +303,9 @@ class ContractFile(pytest.File):
         from .contracts.files import parse_contracts
 
         try:
-            contracts = parse_contracts(self.path)
+            root = Path(self.config.rootpath)
+            contracts = parse_contracts(self.path, root=root if self.path.resolve().is_relative_to(root.resolve())
+                                        else self.path.parent)
         except MlipError as exc:
             raise self.CollectError(str(exc)) from None
         state = self.config.stash[STATE_KEY]

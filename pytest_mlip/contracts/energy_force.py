@@ -13,7 +13,7 @@ from .base import Check, ContractSettings, Measurement
 
 class EnergyForceSettings(ContractSettings):
     check: Literal["energy_force"] = "energy_force"
-    step: float = Field(3e-3, gt=0.0, le=0.05, description="central-difference displacement (A)")
+    step: float = Field(3e-3, ge=1e-4, le=0.05, description="central-difference displacement (A); below 1e-4 A float32 rounding swamps the difference")
     components: int = Field(6, ge=1, le=600, description="Cartesian force components sampled per structure")
     seed: int = 0
 

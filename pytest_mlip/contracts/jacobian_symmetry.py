@@ -13,7 +13,7 @@ from .energy_force import probe_rng
 
 class JacobianSymmetrySettings(ContractSettings):
     check: Literal["jacobian_symmetry"] = "jacobian_symmetry"
-    step: float = Field(2e-3, gt=0.0, le=0.05, description="central-difference displacement h (A)")
+    step: float = Field(2e-3, ge=1e-4, le=0.05, description="central-difference displacement h (A); below 1e-4 A float32 rounding swamps the difference")
     richardson: bool = Field(True, description="extrapolate (4 J(h/2) - J(h)) / 3: cancels the h^2 truncation error")
     max_atoms: int = Field(6, ge=2, le=64, description="atoms whose 3n x 3n Jacobian block is built (seeded subset)")
     seed: int = 0
