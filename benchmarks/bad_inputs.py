@@ -86,8 +86,8 @@ class Corrupt(Calculator):
         elif m == "raise": raise RuntimeError("model exploded")
         elif m == "keyerror_H" and "H" in a.get_chemical_symbols(): raise KeyError("element H not supported")
         elif m == "nan_H" and "H" in a.get_chemical_symbols(): r["energy"] = float("nan")
-        elif m == "exit_big" and n >= 12: os._exit(3)
-        elif m == "slow": time.sleep(1.0)
+        elif m == "exit_big" and n >= 6: os._exit(3)
+        elif m == "slow" and n > 2: time.sleep(1.0)
         elif m == "int_energy": r["energy"] = int(round(r["energy"] * 1000))
         elif m == "bool_energy": r["energy"] = True
         elif m == "int_forces": r["forces"] = np.zeros((n, 3), dtype=int)
@@ -154,6 +154,10 @@ hard = {hard}
 structures = [ {structure} ]
 tolerance = {{ energy = {etol}, forces = 1e-3 }}
 '''
+
+
+BASELINE = '{"format": "pytest-mlip-baseline", "version": 1, "target": "x", "run": "r", "code_version": "c", ' \
+           '"entries": []}\n'
 
 
 @dataclass
@@ -401,8 +405,11 @@ def cases() -> list[Case]:
                     files=dict(F), look=look, signal_after=7.0, sig=signal.SIGTERM))
     out.append(Case("incomplete", "dead_xdist_worker", small("exit_big", summ + ["-n", "2"]), "incomplete",
                     "(?i)incomplete", files=dict(F), look=look))
-    out.append(Case("incomplete", "deselected_hard", small("clean", summ + ["-k", "translation"]), "incomplete",
+    out.append(Case("incomplete", "deselected_hard", small("clean", summ + ["-k", "translation"]), "safe",
                     "(?i)incomplete", files=dict(F), look=look))
+    out.append(Case("incomplete", "deselected_hard_gate", small("clean", summ + ["-k", "translation",
+                                                                                "--mlip-baseline=base.json"]),
+                    "incomplete", "(?i)incomplete", files={**F, "base.json": BASELINE}, look=look))
     out.append(Case("incomplete", "raise_errors_report", small("raise", summ), "incomplete", "(?i)incomplete",
                     files=dict(F), look=look))
     out.append(Case("incomplete", "timeout_report", small("hang_big", summ + ["--mlip-timeout=2"]), "incomplete",
@@ -449,7 +456,9 @@ def digest(path: Path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
 
 
-TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\S+\.py:\d+: \w+", re.M)
+TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
+#: pytest's traceback frames ("path.py:12: Error"); one alone is pytest's KeyboardInterrupt line, not a traceback
+FRAME = re.compile(r"^\S+\.py:\d+: \w+", re.M)
 
 
 def run_case(case: Case, python: str) -> dict:
@@ -529,7 +538,7 @@ def _last_error_line(text: str) -> str:
 def classify(case: Case, rc: int, text: str, extra: str, lost: list[str]) -> tuple[str, str]:
     if lost:
         return "lost", "; ".join(lost)
-    if TRACEBACK.search(text):
+    if TRACEBACK.search(text) or len(FRAME.findall(text)) >= 2:
         return "traceback", f"rc {rc}"
     pat = re.compile(case.pattern) if case.pattern else None
     seen = bool(pat.search(text + extra)) if pat else True

@@ -70,6 +70,10 @@ class MlipSession:
         self.output = (Path(config.rootpath) / out) if not Path(out).is_absolute() else Path(out)
         self.recheck = config.getoption("mlip_recheck_guaranteed")
         self.verdicts: list[dict] = []
+        #: every contract the run's files hold: name -> hard (from the preflight; what "complete" means)
+        self.contract_index: dict[str, bool] = {}
+        #: True when --mlip-skip-guaranteed asked to skip checks a model's construction guarantees
+        self.skip_guaranteed = False
 
     @property
     def models(self) -> list[str]:
@@ -150,7 +154,7 @@ def pytest_configure(config):
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(p) for p in _default_paths(config)]
     try:
-        _preflight_contracts(config, target, committee)
+        config.stash[STATE_KEY].contract_index = _preflight_contracts(config, target, committee)
     except MlipError as exc:
         raise usage_error(config, exc) from None
 
@@ -237,7 +241,7 @@ def _contract_files(config) -> tuple[list[Path], list[Path]]:
     return list(dict.fromkeys(files)), near
 
 
-def _preflight_contracts(config, target: str, committee: list[str]):
+def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str, bool]:
     """Validate every contract file the run will collect, before any model call (a usage error on the first bad
     one); contract names must be unique across files; files under generated_tests/ pass the agent's validator."""
     from .contracts.files import parse_contracts
@@ -245,6 +249,7 @@ def _preflight_contracts(config, target: str, committee: list[str]):
     files, near = _contract_files(config)
     root = Path(config.rootpath)
     seen: dict[str, Path] = {}
+    index: dict[str, bool] = {}
     for f in files:
         inside = f.resolve().is_relative_to(root.resolve())
         settings = parse_contracts(f, root=root if inside else f.parent)
@@ -255,10 +260,12 @@ def _preflight_contracts(config, target: str, committee: list[str]):
                 raise MlipError(f"duplicate contract name {s.name!r} in {f} and {seen[s.name]}: names identify "
                                 "contracts in reports and baselines; rename one of them")
             seen.setdefault(s.name, f)
+            index[s.name] = s.hard
     for f in near:
         config.issue_config_time_warning(pytest.PytestConfigWarning(
             f"{f} looks like a contract file but is not collected: contract files are named {CONTRACT_GLOB} "
             f"(rename it to mlip_{re.sub(r'(?i)^mlip[-_]?', '', f.stem)}.toml)"), stacklevel=2)
+    return index
 
 
 def _agent_zone(path: Path, target: str, committee: list[str]):
@@ -360,6 +367,11 @@ class ContractItem(pytest.Item):
             from .reporting.verdicts import format_failure
 
             return format_failure(excinfo.value.verdict, self.config.stash[STATE_KEY])
+        if not debug(self.config):
+            exc = excinfo.value
+            first = (str(exc).splitlines() or [""])[0]
+            return (f"{self.name} did not finish: {type(exc).__name__}: {first} (the run is incomplete; "
+                    "--mlip-debug shows the traceback)")
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):
