@@ -412,5 +412,19 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     from .reporting.verdicts import summary_lines
 
     terminalreporter.section("mlip contracts")
+    for line in garbage_lines(verdicts, state.target):
+        terminalreporter.write_line(line, red=True)
     for line in summary_lines(verdicts, state):
         terminalreporter.write_line(line)
+
+
+def garbage_lines(verdicts: list[dict], target: str) -> list[str]:
+    """One line when the target errored on every contract it ran: a broken model, not a list of physics failures."""
+    ran = [v for v in verdicts if v["role"] == "target" and v["status"] != "skip"]
+    if not ran or any(v["status"] != "error" for v in ran):
+        return []
+    messages = [p.get("message", "") for v in ran for p in v.get("probes", []) if p.get("status") == "error"]
+    first = next((m for m in messages if "invalid " in m), messages[0] if messages else "")
+    what = "returned invalid output" if "invalid " in first else "failed to evaluate"
+    return [f"MODEL BROKEN: {ran[0]['model']} {what} on every contract it was asked for ({len(ran)}), e.g. "
+            f"{first}; fix the calculator (its results must hold a finite energy and (N, 3) forces)"]

@@ -175,6 +175,28 @@ class Evaluator:
             self.recorder(self.model, key, result, work)
         return result
 
+    def repeat(self, atoms) -> Evaluation:
+        """A fresh model call on ``atoms`` that bypasses the cache (the determinism law compares it with the
+        cached one); counted, validated and timed like any call, never stored in the cache."""
+        work = prepare(atoms)
+        props = ["energy", "forces"] + (["stress"] if self.wants_stress(work) else [])
+        start = time.perf_counter()
+        self.stats.calls += 1
+        try:
+            try:
+                with call_deadline(CALL_TIMEOUT["seconds"], self.name, work):
+                    out = self.model.compute(work, props)
+            except ModelEvaluationError:
+                raise
+            except Exception as exc:
+                raise ModelEvaluationError(self.name, work, f"model raised {type(exc).__name__}: {exc}") from exc
+            finally:
+                self.stats.seconds += time.perf_counter() - start
+            return self._check(work, out, "stress" in props)
+        except ModelEvaluationError:
+            self.stats.failures += 1
+            raise
+
     def energy(self, atoms) -> float:
         return self.evaluate(atoms).energy
 

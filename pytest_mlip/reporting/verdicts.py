@@ -59,7 +59,8 @@ def fmt(x) -> str:
 def format_failure(verdict, state) -> str:
     from ..contracts.base import unit_text
 
-    lines = [f"{verdict.contract} FAILED on {verdict.model} ({'hard' if verdict.hard else 'soft'}, {verdict.basis})",
+    what = "ERROR (the model could not be evaluated)" if verdict.status == "error" else "FAILED"
+    lines = [f"{verdict.contract} {what} on {verdict.model} ({'hard' if verdict.hard else 'soft'}, {verdict.basis})",
              f"  {verdict.reason}"]
     worst = verdict.worst()
     if worst is not None:
@@ -142,6 +143,14 @@ def summary_lines(verdicts: list[dict], state) -> list[str]:
             worst = next((p for p in v.get("probes", []) if p["probe"] == v.get("worst_probe")), {})
             note = f"; {worst['message']}" if worst.get("message") else ""
             lines.append(f"  {v['contract']} on {v['model']}: {v['reason']}{note}")
+    partial = [v for v in verdicts if v["status"] in ("pass", "fail") and any(p.get("status") == "skip"
+                                                                                for p in v.get("probes", []))]
+    if partial:
+        lines.append("probes skipped inside a verdict (the verdict covers only the rest):")
+        for v in partial:
+            skipped = [p for p in v["probes"] if p.get("status") == "skip"]
+            lines.append(f"  {v['contract']} on {v['model']}: {len(skipped)} of {len(v['probes'])} probe(s) skipped "
+                         f"({skipped[0].get('message', '')})")
     cost: dict[str, list[float]] = {}
     for v in verdicts:
         c = cost.setdefault(v["model"], [0, 0, 0.0])
