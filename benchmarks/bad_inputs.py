@@ -78,7 +78,7 @@ class Corrupt(Calculator):
         elif m == "nan_stress" and "stress" in r: r["stress"] = r["stress"] * float("nan")
         elif m == "short_stress" and "stress" in r: r["stress"] = r["stress"][:5]
         elif m == "str_stress" and "stress" in r: r["stress"] = "stress"
-        elif m == "random": r["energy"] += random.gauss(0, 0.05); r["forces"] += np.random.normal(0, 0.05, (n, 3))
+        elif m == "random": r["energy"] += float(np.random.normal(0, 0.05)); r["forces"] += np.random.normal(0, 0.05, (n, 3))
         elif m == "random_forces": r["forces"] += np.random.normal(0, 0.05, (n, 3))
         elif m == "drift": Corrupt.calls = getattr(Corrupt, "calls", 0) + 1; r["energy"] += 1e-3 * Corrupt.calls
         elif m == "hang": time.sleep(3600)

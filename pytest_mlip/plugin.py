@@ -35,8 +35,9 @@ def pytest_addoption(parser):
                     help="list every registered model and whether it is usable here, then exit")
     group.addoption("--mlip-output", action="store", default=None, metavar="DIR",
                     help="folder for worst configurations and run data (default: .mlip under the rootdir)")
-    group.addoption("--mlip-recheck-guaranteed", action="store_true", default=False,
-                    help="run checks that a model's construction guarantees (skipped with the reason by default)")
+    group.addoption("--mlip-skip-guaranteed", action="store_true", default=False,
+                    help="opt out of measuring laws a model's construction guarantees (energy-force consistency, "
+                         "Jacobian symmetry on autograd models); the summary says they were not measured")
     group.addoption("--mlip-no-builtin", action="store_true", default=False,
                     help="do not collect the built-in contract suite, only contract files given or found")
     group.addoption("--mlip-timeout", action="store", default=None, metavar="SECONDS",
@@ -68,12 +69,12 @@ class MlipSession:
         self.committee = committee
         out = config.getoption("mlip_output") or config.getini("mlip_output") or ".mlip"
         self.output = (Path(config.rootpath) / out) if not Path(out).is_absolute() else Path(out)
-        self.recheck = config.getoption("mlip_recheck_guaranteed")
+        self.skip_guaranteed = bool(config.getoption("mlip_skip_guaranteed"))
+        #: measure laws a model's construction guarantees (the default; --mlip-skip-guaranteed opts out)
+        self.recheck = not self.skip_guaranteed
         self.verdicts: list[dict] = []
         #: every contract the run's files hold: name -> hard (from the preflight; what "complete" means)
         self.contract_index: dict[str, bool] = {}
-        #: True when --mlip-skip-guaranteed asked to skip checks a model's construction guarantees
-        self.skip_guaranteed = False
 
     @property
     def models(self) -> list[str]:
@@ -416,6 +417,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.write_line(line, red=True)
     for line in summary_lines(verdicts, state):
         terminalreporter.write_line(line)
+    if state.skip_guaranteed:
+        terminalreporter.write_line("OPT-OUT: --mlip-skip-guaranteed: energy-force consistency and Jacobian symmetry "
+                                    "were not measured on autograd models (their skip reason says so)", yellow=True)
 
 
 def garbage_lines(verdicts: list[dict], target: str) -> list[str]:

@@ -49,8 +49,8 @@ class JacobianSymmetry(Check):
     rationale = ("A force field is the gradient of some energy exactly when its Jacobian is symmetric; an "
                  "antisymmetric part is a curl that pumps energy around closed paths (NVE heating, thermostat "
                  "artefacts, optimisers that cycle). Unlike the energy-force contract it needs no energy at all, "
-                 "so it also grades force-only heads. Guaranteed for autograd models (skipped unless "
-                 "--mlip-recheck-guaranteed).")
+                 "so it also grades force-only heads. Guaranteed for autograd models by construction, which is "
+                 "a claim about code: it runs on every model (--mlip-skip-guaranteed opts out, shown in the summary).")
     procedure = ("For small molecules and a small crystal, build the Jacobian block of up to max_atoms atoms "
                  "(seeded subset) by central differences of the forces, Richardson-extrapolated from h = 2e-3 and "
                  "1e-3 A (12 calls per atom; the h^2 error is not symmetric and, on models whose forces curve on "

@@ -143,6 +143,7 @@ def summary_lines(verdicts: list[dict], state) -> list[str]:
             worst = next((p for p in v.get("probes", []) if p["probe"] == v.get("worst_probe")), {})
             note = f"; {worst['message']}" if worst.get("message") else ""
             lines.append(f"  {v['contract']} on {v['model']}: {v['reason']}{note}")
+    lines += energy_force_crossref(verdicts)
     partial = [v for v in verdicts if v["status"] in ("pass", "fail") and any(p.get("status") == "skip"
                                                                                 for p in v.get("probes", []))]
     if partial:
@@ -163,6 +164,32 @@ def summary_lines(verdicts: list[dict], state) -> list[str]:
                  f"{fmt(max([v['max_normalized'] for v in verdicts if v['role'] == 'target' and v['hard'] and v.get('max_normalized') is not None] or [0.0]))}; "
                  f"{len(gating)} gating failure(s). A verdict holds only for its setting (structures, tolerances).")
     return lines
+
+
+def energy_force_crossref(verdicts: list[dict]) -> list[str]:
+    """For each failed symmetry verdict: does energy-force consistency hold on its worst structure, same model?
+
+    A model whose forces are not the gradient of its energy fails rotation or translation too; this line says
+    which law is the root, from the energy-force verdict's probe on the same structure (when it ran there).
+    """
+    ef = {v["model"]: v for v in verdicts if v.get("check") == "energy_force"}
+    out = []
+    for v in verdicts:
+        if v.get("check") != "symmetry" or v["status"] != "fail" or not v.get("worst_probe"):
+            continue
+        probe = v["worst_probe"]
+        e = ef.get(v["model"])
+        p = next((p for p in (e or {}).get("probes", []) if p["probe"] == probe), None)
+        if e is None or e["status"] == "skip":
+            state = "not measured (" + (e["reason"] if e else "energy-force contract not run") + ")"
+        elif p is None or p.get("status") != "ok":
+            state = "not measured on this structure" + (f" ({p.get('message')})" if p and p.get("message") else "")
+        else:
+            n = p.get("normalized")
+            state = (f"{'BROKEN' if n > 1 else 'holds'} there (v/tau {fmt(n)}; "
+                     f"{'the symmetry failure may come from forces that are not -dE/dx' if n > 1 else 'the forces are the gradient of the energy'})")
+        out.append(f"  {v['contract']} on {v['model']} fails on {probe}: energy-force consistency {state}")
+    return (["symmetry failures read against energy-force consistency on the same structure:"] + out) if out else []
 
 
 def _name_matches(verdict_model: str, spec: str) -> bool:
