@@ -394,6 +394,19 @@ class _Collector:
 _STOPPED = pytest.StashKey[str]()
 
 
+def gate_incomplete(block: dict, baseline: dict) -> dict:
+    """What the baseline gate counts as unfinished: everything that did not finish, and of the deselected hard
+    contracts those the baseline holds (the baseline defines the gated suite: leaving one of its contracts out
+    would hide it; a contract it never held is outside the gate)."""
+    if not block:
+        return {}
+    gated = {contract for (_, contract), e in baseline.items() if e.get("role", "target") == "target"}
+    out = dict(block)
+    out["deselected_hard"] = [n for n in block.get("deselected_hard", []) if n in gated]
+    out["count"] = sum(len(out.get(k) or []) for k in ("errors", "crashed", "not_run", "deselected_hard"))
+    return out
+
+
 def incomplete_lines(block: dict) -> list[str]:
     """The incomplete block in words (terminal, summary); no numbers beyond the count."""
     if not block or not (block.get("count") or block.get("interrupted") or block.get("dead_workers")):
@@ -422,7 +435,8 @@ def pytest_sessionfinish(session, exitstatus):
             return
         _finish_run(prov)
         inc = prov.incomplete
-        if session.exitstatus == 0 and inc and (inc.get("fails_run") or (prov.gate is not None and inc.get("count"))):
+        if session.exitstatus == 0 and inc and (inc.get("fails_run") or (prov.gate is not None
+                                                                         and not prov.gate.complete)):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
     except MlipError as exc:
         prov.errors.append(str(exc))
@@ -462,7 +476,7 @@ def _finish_run(prov):
 
     if prov.baseline is not None:
         prov.gate = compare(verdicts, prov.baseline, prov.margin)
-        prov.gate.incomplete = prov.incomplete
+        prov.gate.incomplete = gate_incomplete(prov.incomplete, prov.baseline)
     if prov.update_baseline and prov.baseline_path is not None and prov.incomplete.get("fails_run"):
         prov.errors.append(f"baseline {prov.baseline_path} not updated: the run is incomplete (it was stopped or "
                            "items did not finish); rerun to completion to update it")
