@@ -5,6 +5,11 @@ class MlipError(Exception):
     """A user-facing error: its message is one line that says what to do."""
 
 
+def one_line(text: str) -> str:
+    """A message as one line (any line breaks a library put in it folded into spaces)."""
+    return " ".join(str(text).split())
+
+
 class UnknownModelError(MlipError):
     pass
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .errors import MlipError
+from .errors import MlipError, one_line
 
 CONTRACT_GLOB = "mlip_*.toml"
 
@@ -170,7 +170,7 @@ def usage_error(config, exc: BaseException) -> pytest.UsageError:
         import traceback
 
         traceback.print_exception(exc)
-    return pytest.UsageError(" ".join(str(exc).split("\n")[0].split()) or type(exc).__name__)
+    return pytest.UsageError(one_line(exc) or type(exc).__name__)
 
 
 def _check_environment(config):

@@ -123,7 +123,9 @@ def pytest_configure(config):
         if not _is_worker(config):
             _configure_outputs(config, prov)
     except MlipError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        from ..plugin import usage_error
+
+        raise usage_error(config, exc) from None
     config.stash[PROV_KEY] = prov
     if not _is_worker(config):
         store.begin_run(run_id, code, state.target, list(state.committee), list(config.invocation_params.args))

@@ -114,7 +114,8 @@ class Store:
         if tables:
             check = db.execute("PRAGMA quick_check").fetchall()
             if [tuple(r) for r in check] != [("ok",)]:
-                raise StoreError(f"provenance store {self.path} is damaged ({check[0][0]}); it was not touched: "
+                raise StoreError(f"provenance store {self.path} is damaged ({str(check[0][0]).splitlines()[0]}); it was "
+                                 "not touched: "
                                  f"move it aside (mv {self.path} {self.path}.damaged) and rerun, or pass "
                                  "--mlip-store=OTHER_PATH")
         if not exists and not self.readonly:

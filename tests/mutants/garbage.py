@@ -68,7 +68,11 @@ class Corrupted(Calculator):
         self.base.calculate(work, want, all_changes)
         out = {k: self.base.results[k] for k in want}
         if len(work) >= self.min_atoms:
-            if self.prop == "missing":
+            if self.prop == "hang":  # a model stuck in one call (the timeout's test)
+                import time
+
+                time.sleep(float(self.kind))
+            elif self.prop == "missing":
                 out.pop(self.kind, None)
             elif self.prop in out:
                 out[self.prop] = _corrupt(self.kind, out[self.prop], len(work))
