@@ -255,11 +255,11 @@ def cases() -> list[Case]:
         "zero_lattice": (contract(structure='{ kind = "bulk", name = "Cu", a = 0.0 }'), "lattice|> ?0"),
         "lattice_in_nm": (contract(structure='{ kind = "bulk", name = "Cu", a = 0.361 }'), "lattice|Å|A\\b"),
         "huge_repeat": (contract(structure='{ kind = "bulk", name = "Cu", cubic = true, repeat = [30, 30, 60] }'),
-                        "atom"),
+                        "atoms|repeat"),
         "negative_repeat": (contract(structure='{ kind = "bulk", name = "Cu", repeat = [-1, 1, 1] }'), "repeat"),
         "zero_repeat": (contract(structure='{ kind = "bulk", name = "Cu", repeat = [0, 1, 1] }'), "repeat"),
         "huge_slab": (contract(structure='{ kind = "slab", element = "Cu", facet = "fcc111", size = [60, 60, 60] }'),
-                      "atom"),
+                      "atoms|size"),
         "zero_slab": (contract(structure='{ kind = "slab", element = "Cu", facet = "fcc111", size = [0, 2, 3] }'),
                       "size"),
         "negative_vacuum": (contract(structure='{ kind = "slab", element = "Cu", facet = "fcc111", vacuum = -5 }'),
@@ -310,13 +310,13 @@ def cases() -> list[Case]:
     out.append(Case("contract", "dup_across_builtin", ["--mlip=bad_models:clean", "--mlip-committee=none",
                                                        "-k", "rotation"], "usage", "duplicate",
                     files={"contracts/mlip_mine.toml": contract("rotation-invariance")}))
-    out.append(Case("contract", "near_miss_dash", small(), "usage", "mlip-gap|near|pattern|collect",
+    out.append(Case("contract", "near_miss_dash", small(), "safe", "mlip-gap.toml looks like a contract file",
                     files={"contracts/mlip-gap.toml": contract("gap"), "contracts/mlip_ok.toml": contract("ok")}))
-    out.append(Case("contract", "near_miss_suffix", small(), "usage", "TOML|near|pattern|collect",
+    out.append(Case("contract", "near_miss_suffix", small(), "safe", "mlip_gap.TOML looks like a contract file",
                     files={"contracts/mlip_gap.TOML": contract("gap"), "contracts/mlip_ok.toml": contract("ok")}))
-    out.append(Case("contract", "near_miss_generated", small(), "usage", "near|pattern|collect|mlip",
+    out.append(Case("contract", "near_miss_generated", small(), "safe", "mlipgap.toml looks like a contract file",
                     files={"generated_tests/mlipgap.toml": contract("gap"), "contracts/mlip_ok.toml": contract("ok")}))
-    out.append(Case("contract", "ini_paths_misspelt", small(), "usage", "mlip_path",
+    out.append(Case("contract", "ini_paths_misspelt", small(), "safe", "Unknown config option: mlip_path",
                     files={"pytest.ini": "[pytest]\nmlip_path = more\n", "more/mlip_x.toml": contract("x"),
                            "contracts/mlip_ok.toml": contract("ok")}))
     gen = {
@@ -340,7 +340,7 @@ def cases() -> list[Case]:
         "timeout_zero": ({}, ["--mlip-timeout=0"], "timeout"),
         "timeout_negative": ({}, ["--mlip-timeout=-5"], "timeout"),
         "output_is_file": ({}, ["--mlip-output=afile"], "output|file"),
-        "summary_in_missing_dir": ({}, ["--mlip-summary-md=/nonexistent/dir/s.md"], "summary"),
+        "summary_in_new_dir": ({}, ["--mlip-summary-md=newdir/sub/s.md"], "summary: "),
         "update_without_baseline": ({}, ["--mlip-update-baseline"], "baseline"),
         "baseline_missing": ({}, ["--mlip-baseline=nobase.json"], "baseline"),
         "ini_timeout_bad": ({}, [], "timeout"),
@@ -349,7 +349,8 @@ def cases() -> list[Case]:
         files = {**F, "afile": "x"}
         if name == "ini_timeout_bad":
             files["pytest.ini"] = "[pytest]\nmlip_timeout = soon\n"
-        out.append(Case("options", name, small("clean", extra), "usage", pat, files=files, env=env))
+        out.append(Case("options", name, small("clean", extra), "safe" if name == "summary_in_new_dir" else "usage",
+                        pat, files=files, env=env))
     # --- E: the user's files ----------------------------------------------------------------------------------
     user = {"docs/figures/mine.png": b"\x89PNG user figure", "docs/worst/notes.txt": "user notes\n",
             "docs/index.md": "# my docs\n"}

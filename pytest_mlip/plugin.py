@@ -142,6 +142,9 @@ def pytest_configure(config):
             committee = default_committee(target)
         else:
             committee = [c.strip() for c in raw.split(",") if c.strip()]
+            if not committee:
+                raise MlipError(f"--mlip-committee={raw!r} names no model; list models (a,b) or pass "
+                                "--mlip-committee=none for the target alone")
             for c in committee:
                 e = resolve(c)
                 why = e.unavailable(e.weights)
@@ -223,10 +226,16 @@ NEAR_MISS = re.compile(r"(?i)^mlip.*\.(toml|tml|tom)$|\.toml$")
 def _contract_files(config) -> tuple[list[Path], list[Path]]:
     """Contract files the run will collect, and near-miss files in the folders it searches."""
     base = Path(config.invocation_params.dir)
+    root = Path(config.rootpath)
     files, near = [], []
-    for arg in config.args:
+    searched = [root / "contracts", root / "generated_tests", *map(Path, config.getini("mlip_paths"))]
+    for arg in list(config.args) + [str(p) for p in searched if p.is_dir()]:
         p = Path(arg.split("::")[0])
         p = p if p.is_absolute() else base / p
+        if str(arg) not in config.args and p.is_dir():  # a folder searched only for near misses
+            near += [f for f in sorted(p.rglob("*")) if f.is_file() and not f.match(CONTRACT_GLOB)
+                     and NEAR_MISS.search(f.name) and "mlip" in f.name.lower()]
+            continue
         if p.is_file() and p.match(CONTRACT_GLOB):
             files.append(p)
         elif p.is_dir():
@@ -239,7 +248,7 @@ def _contract_files(config) -> tuple[list[Path], list[Path]]:
                 elif NEAR_MISS.search(f.name) and ("mlip" in f.name.lower()
                                                    or p.name in ("contracts", "generated_tests")):
                     near.append(f)
-    return list(dict.fromkeys(files)), near
+    return list(dict.fromkeys(files)), list(dict.fromkeys(near))
 
 
 def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str, bool]:
