@@ -413,6 +413,8 @@ def cases() -> list[Case]:
     out.append(Case("incomplete", "deselected_hard_gate", small("clean", summ + ["-k", "translation",
                                                                                 "--mlip-baseline=base.json"]),
                     "incomplete", "(?i)incomplete", files={**F, "base.json": BASELINE}, look=look))
+    out.append(Case("incomplete", "deselected_hard_gate_seeded", small("clean", summ + [
+        "-k", "translation", "--mlip-baseline=base.json"]), "incomplete", "(?i)incomplete", files=dict(F), look=look))
     out.append(Case("incomplete", "raise_errors_report", small("raise", summ), "incomplete", "(?i)incomplete",
                     files=dict(F), look=look))
     out.append(Case("incomplete", "timeout_report", small("hang_big", summ + ["--mlip-timeout=2"]), "incomplete",
@@ -472,7 +474,7 @@ def run_case(case: Case, python: str) -> dict:
             p = root / rel
             p.parent.mkdir(parents=True, exist_ok=True)
             (p.write_bytes if isinstance(content, bytes) else p.write_text)(content)
-        if case.name.startswith(("ctrl_c_during", "sigterm_during")):
+        if case.name.startswith(("ctrl_c_during", "sigterm_during", "deselected_hard_gate_seeded")):
             _seed_baseline(root, python)
         before = {rel: digest(root / rel) for rel in case.protect}
         env = {**os.environ, "PYTHONPATH": str(root), **case.env}
