@@ -150,22 +150,9 @@ class Evaluator:
             if isinstance(hit, ModelEvaluationError):
                 raise hit
             return hit
-        props = ["energy", "forces"] + (["stress"] if self.wants_stress(work) else [])
-        start = time.perf_counter()
-        self.stats.calls += 1
         try:
-            try:
-                with call_deadline(CALL_TIMEOUT["seconds"], self.name, work):
-                    out = self.model.compute(work, props)
-            except ModelEvaluationError:
-                raise
-            except Exception as exc:  # the model's own failure, not ours
-                raise ModelEvaluationError(self.name, work, f"model raised {type(exc).__name__}: {exc}") from exc
-            finally:
-                self.stats.seconds += time.perf_counter() - start
-            result = self._check(work, out, "stress" in props)
+            result = self._call(work)
         except ModelEvaluationError as err:
-            self.stats.failures += 1
             self.cache[key] = err
             if self.recorder is not None:
                 self.recorder(self.model, key, err, work)
@@ -178,7 +165,10 @@ class Evaluator:
     def repeat(self, atoms) -> Evaluation:
         """A fresh model call on ``atoms`` that bypasses the cache (the determinism law compares it with the
         cached one); counted, validated and timed like any call, never stored in the cache."""
-        work = prepare(atoms)
+        return self._call(prepare(atoms))
+
+    def _call(self, work) -> Evaluation:
+        """One real model call: counted, timed, under the per-call deadline, its output validated."""
         props = ["energy", "forces"] + (["stress"] if self.wants_stress(work) else [])
         start = time.perf_counter()
         self.stats.calls += 1
@@ -188,7 +178,7 @@ class Evaluator:
                     out = self.model.compute(work, props)
             except ModelEvaluationError:
                 raise
-            except Exception as exc:
+            except Exception as exc:  # the model's own failure, not ours
                 raise ModelEvaluationError(self.name, work, f"model raised {type(exc).__name__}: {exc}") from exc
             finally:
                 self.stats.seconds += time.perf_counter() - start

@@ -45,6 +45,13 @@ def check_formula(formula: str) -> str:
     return formula
 
 
+def check_counts(v, what: str):
+    """Cell repeats or slab sizes: whole numbers from 1 to MAX_REPEAT per direction."""
+    if any(not (1 <= n <= MAX_REPEAT) for n in v):
+        raise ValueError(f"{what} {list(v)}: each count must be between 1 and {MAX_REPEAT}")
+    return v
+
+
 def check_lattice(value: float | None, what: str = "lattice constant") -> float | None:
     lo, hi = LATTICE_RANGE
     if value is not None and not (lo <= value <= hi):
@@ -196,12 +203,7 @@ class Bulk(_Spec):
     def _lattice(cls, v, info):
         return check_lattice(v, f"lattice constant {info.field_name}")
 
-    @field_validator("repeat")
-    @classmethod
-    def _repeat(cls, v):
-        if any(not (1 <= n <= MAX_REPEAT) for n in v):
-            raise ValueError(f"repeat {list(v)}: each count must be between 1 and {MAX_REPEAT}")
-        return v
+    _repeat = field_validator("repeat")(classmethod(lambda cls, v, info: check_counts(v, info.field_name)))
 
     @field_validator("strain")
     @classmethod
@@ -244,12 +246,7 @@ class Slab(_Spec):
     _element = field_validator("element")(classmethod(lambda cls, v: check_symbol(v)))
     _a = field_validator("a")(classmethod(lambda cls, v: check_lattice(v)))
 
-    @field_validator("size")
-    @classmethod
-    def _size(cls, v):
-        if any(not (1 <= n <= MAX_REPEAT) for n in v):
-            raise ValueError(f"size {list(v)}: each count must be between 1 and {MAX_REPEAT}")
-        return v
+    _size = field_validator("size")(classmethod(lambda cls, v, info: check_counts(v, info.field_name)))
 
     def label(self) -> str:
         return f"{self.element}({self.facet[3:]})-{'x'.join(map(str, self.size))}"
