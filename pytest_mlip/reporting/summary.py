@@ -35,6 +35,9 @@ def summary_markdown(entries: list[tuple[dict, dict]], prov) -> str:
     skipped = sum(v["status"] == "skip" for v in target_hard)
     lines.append(f"Hard contracts on the target: {passed} pass, {len(failing)} fail, {skipped} skipped; "
                  f"committee: {', '.join(f'`{m}`' for m in prov.state.committee) or 'none'}.")
+    if getattr(prov.state, "skip_guaranteed", False):
+        lines.append("Opt-out: `--mlip-skip-guaranteed`: energy-force consistency and Jacobian symmetry were not "
+                     "measured on autograd models.")
     kinds = {(c.model, c.contract): c for c in (gate.changes if gate else [])}
     rows = [v for v in verdicts if is_gating(v) or (v["model"], v["contract"]) in kinds]
     if rows:
