@@ -167,3 +167,26 @@ def test_crashed_item_makes_the_run_incomplete(run, pytester, monkeypatch):
     assert data["incomplete"]["crashed"] == ["x[tests.mutants:clean_morse]"]
     assert (pytester.path / "s.md").read_text().startswith("### pytest-mlip on `tests.mutants:clean_morse`: "
                                                              "INCOMPLETE run")
+
+
+def test_skipping_guaranteed_laws_is_an_explicit_opt_out(run, pytester):
+    res = run("-k", "energy-force-consistency or jacobian-symmetry", "--mlip-skip-guaranteed",
+              "--mlip-summary-md=s.md")
+    out = res.stdout.str()
+    assert "OPT-OUT: --mlip-skip-guaranteed" in out and "energy-force-consistency  - skip" in out
+    assert "Opt-out: `--mlip-skip-guaranteed`" in (pytester.path / "s.md").read_text()
+
+
+def test_a_model_broken_everywhere_gets_one_line(run, pytester, monkeypatch):
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x") + SMALL.format(name="y")})
+    monkeypatch.setenv("MLIP_TEST_CORRUPTION", "energy:string")
+    monkeypatch.setenv("MLIP_TEST_CORRUPTION_MIN_ATOMS", "0")
+    from pytest_mlip.evaluation import evaluator as ev_mod
+    from pytest_mlip.models import registry as reg_mod
+
+    ev_mod._EVALUATORS.pop("tests.mutants.garbage:from_env", None)
+    reg_mod._LOADED.pop("tests.mutants.garbage:from_env", None)
+    res = run("--mlip-no-builtin", model="tests.mutants.garbage:from_env")
+    assert res.ret == 1
+    broken = [ln for ln in res.stdout.lines if ln.startswith("MODEL BROKEN:")]
+    assert len(broken) == 1 and "invalid energy: got a str ('0.0')" in broken[0]
