@@ -482,7 +482,10 @@ def run_case(case: Case, python: str) -> dict:
         cmd = [python, "-m", "pytest", "-p", "no:cacheprovider", *case.args]
         start = time.time()
         proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace", start_new_session=True)
+                                text=True, errors="replace", start_new_session=True,
+                                # a background launcher leaves SIGINT ignored, and Python then never raises
+                                # KeyboardInterrupt: the case would measure the launcher, not pytest-mlip
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         try:
             if case.signal_after is not None:
                 try:
