@@ -32,6 +32,15 @@ def run(pytester, monkeypatch):
     return _run
 
 
+def fresh_garbage_model():
+    """tests.mutants.garbage:from_env reads its corruption when it loads: forget any earlier load."""
+    from pytest_mlip.evaluation import evaluator as ev_mod
+    from pytest_mlip.models import registry as reg_mod
+
+    ev_mod._EVALUATORS.pop("tests.mutants.garbage:from_env", None)
+    reg_mod._LOADED.pop("tests.mutants.garbage:from_env", None)
+
+
 def contracts(pytester, **files):
     for rel, text in files.items():
         p = pytester.path / rel
@@ -148,6 +157,7 @@ def test_timeout_is_an_error_verdict_and_the_run_goes_on(run, pytester, monkeypa
         "NH3", "H2O")})
     monkeypatch.setenv("MLIP_TEST_CORRUPTION", "hang:3")
     monkeypatch.setenv("MLIP_TEST_CORRUPTION_MIN_ATOMS", "4")  # NH3 hangs, H2O does not
+    fresh_garbage_model()
     res = run("--mlip-no-builtin", "--mlip-timeout=1", model="tests.mutants.garbage:from_env")
     assert res.ret == 1
     out = res.stdout.str()
@@ -181,11 +191,7 @@ def test_a_model_broken_everywhere_gets_one_line(run, pytester, monkeypatch):
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x") + SMALL.format(name="y")})
     monkeypatch.setenv("MLIP_TEST_CORRUPTION", "energy:string")
     monkeypatch.setenv("MLIP_TEST_CORRUPTION_MIN_ATOMS", "0")
-    from pytest_mlip.evaluation import evaluator as ev_mod
-    from pytest_mlip.models import registry as reg_mod
-
-    ev_mod._EVALUATORS.pop("tests.mutants.garbage:from_env", None)
-    reg_mod._LOADED.pop("tests.mutants.garbage:from_env", None)
+    fresh_garbage_model()
     res = run("--mlip-no-builtin", model="tests.mutants.garbage:from_env")
     assert res.ret == 1
     broken = [ln for ln in res.stdout.lines if ln.startswith("MODEL BROKEN:")]
