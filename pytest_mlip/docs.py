@@ -34,7 +34,7 @@ def render() -> str:
                   f"- **Units.** " + ", ".join(f"{k}: {u}" for k, u in check.units.items()),
                   f"- **Skipped** " + "; ".join(
                       x for x in [
-                          "for models conservative by construction (unless --mlip-recheck-guaranteed)"
+                          "for models conservative by construction only with --mlip-skip-guaranteed (an opt-out the summary shows)"
                           if check.guaranteed_for_conservative else "",
                           "without fully periodic cells" if check.needs_periodic else "",
                           "for models without stress" if check.needs_stress else "",

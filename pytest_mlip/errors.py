@@ -5,6 +5,11 @@ class MlipError(Exception):
     """A user-facing error: its message is one line that says what to do."""
 
 
+def one_line(text: str) -> str:
+    """A message as one line (any line breaks a library put in it folded into spaces)."""
+    return " ".join(str(text).split())
+
+
 class UnknownModelError(MlipError):
     pass
 
@@ -28,3 +33,19 @@ class ModelEvaluationError(Exception):
         self.model = model
         self.atoms = atoms
         super().__init__(f"{model}: {message} on {atoms.get_chemical_formula()}")
+
+
+class ModelOutputError(ModelEvaluationError):
+    """The model returned something that is not a valid output (wrong type, shape or a non-finite value).
+
+    ``prop`` names the property (energy, forces, stress); the message says what was found.
+    """
+
+    def __init__(self, model: str, atoms, prop: str, message: str):
+        self.prop = prop
+        super().__init__(model, atoms, f"invalid {prop}: {message}")
+
+
+class ModelTimeoutError(ModelEvaluationError):
+    """One model call ran past ``--mlip-timeout``."""
+

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
 
-from .errors import MlipError
+from .errors import MlipError, one_line
 
 CONTRACT_GLOB = "mlip_*.toml"
 
@@ -35,8 +36,9 @@ def pytest_addoption(parser):
                     help="list every registered model and whether it is usable here, then exit")
     group.addoption("--mlip-output", action="store", default=None, metavar="DIR",
                     help="folder for worst configurations and run data (default: .mlip under the rootdir)")
-    group.addoption("--mlip-recheck-guaranteed", action="store_true", default=False,
-                    help="run checks that a model's construction guarantees (skipped with the reason by default)")
+    group.addoption("--mlip-skip-guaranteed", action="store_true", default=False,
+                    help="opt out of measuring laws a model's construction guarantees (energy-force consistency, "
+                         "Jacobian symmetry on autograd models); the summary says they were not measured")
     group.addoption("--mlip-no-builtin", action="store_true", default=False,
                     help="do not collect the built-in contract suite, only contract files given or found")
     group.addoption("--mlip-offline", action="store_true", default=False,
@@ -44,9 +46,16 @@ def pytest_addoption(parser):
                          "its file (default: a registered foundation model is downloaded once, on first use)")
     group.addoption("--mlip-contracts", action="store_true", default=False,
                     help="list the collected contracts (law, hard/soft, tolerance, file) and exit")
+    group.addoption("--mlip-timeout", action="store", default=None, metavar="SECONDS",
+                    help="seconds one model call may take; a call past it is an error verdict naming the call "
+                         "and the run goes on (default 900; ini: mlip_timeout)")
+    group.addoption("--mlip-debug", action="store_true", default=False,
+                    help="show the traceback behind a usage error or an internal error (pytest's --full-trace "
+                         "does too); without it every such error is one line")
     parser.addini("mlip", "default target model for --mlip", default=None)
     parser.addini("mlip_committee", "default committee (comma-separated or 'none')", default=None)
     parser.addini("mlip_output", "default --mlip-output folder", default=None)
+    parser.addini("mlip_timeout", "default --mlip-timeout (seconds)", default=None)
     parser.addini("mlip_paths", "extra folders to collect when --mlip is given without paths (contract files, "
                                 "tests using the mlip_model / mlip_check fixtures)",
                   type="paths", default=[])
@@ -67,8 +76,12 @@ class MlipSession:
         self.committee = committee
         out = config.getoption("mlip_output") or config.getini("mlip_output") or ".mlip"
         self.output = (Path(config.rootpath) / out) if not Path(out).is_absolute() else Path(out)
-        self.recheck = config.getoption("mlip_recheck_guaranteed")
+        self.skip_guaranteed = bool(config.getoption("mlip_skip_guaranteed"))
+        #: measure laws a model's construction guarantees (the default; --mlip-skip-guaranteed opts out)
+        self.recheck = not self.skip_guaranteed
         self.verdicts: list[dict] = []
+        #: every contract the run's files hold: name -> hard (from the preflight; what "complete" means)
+        self.contract_index: dict[str, bool] = {}
 
     @property
     def models(self) -> list[str]:
@@ -132,6 +145,7 @@ def pytest_configure(config):
 
     weights.set_offline(bool(config.getoption("mlip_offline")) or None)
     try:
+        _check_environment(config)
         entry = resolve(target)
         reason = _make_available(config, entry)
         if reason:
@@ -143,16 +157,156 @@ def pytest_configure(config):
             committee = default_committee(target)
         else:
             committee = [c.strip() for c in raw.split(",") if c.strip()]
+            if not committee:
+                raise MlipError(f"--mlip-committee={raw!r} names no model; list models (a,b) or pass "
+                                "--mlip-committee=none for the target alone")
             for c in committee:
                 e = resolve(c)
                 why = _make_available(config, e)
                 if why:
                     raise MlipError(f"committee model {e.name!r} is not usable here: {why}")
+        for spec in [target, *committee]:
+            _load_factory(spec)
     except MlipError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        raise usage_error(config, exc) from None
     config.stash[STATE_KEY] = MlipSession(config, target, committee)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(p) for p in _default_paths(config)]
+    try:
+        config.stash[STATE_KEY].contract_index = _preflight_contracts(config, target, committee)
+    except MlipError as exc:
+        raise usage_error(config, exc) from None
+
+
+def debug(config) -> bool:
+    return bool(config.getoption("mlip_debug", False) or config.getoption("fulltrace", False))
+
+
+def usage_error(config, exc: BaseException) -> pytest.UsageError:
+    """pytest's usage error (exit 4, one line); the traceback behind it only with --mlip-debug/--full-trace."""
+    if debug(config):
+        import traceback
+
+        traceback.print_exception(exc)
+    return pytest.UsageError(one_line(exc) or type(exc).__name__)
+
+
+def _check_environment(config):
+    """Environment variables and option values: a mistake is a usage error before any model call."""
+    import os
+
+    raw = os.environ.get("PYTEST_MLIP_THREADS")
+    if raw is not None and raw.strip() != "":
+        if not raw.strip().isdigit() or int(raw) < 1:
+            raise MlipError(f"PYTEST_MLIP_THREADS={raw!r} is not a positive whole number of threads; "
+                            "set it like PYTEST_MLIP_THREADS=4 or unset it (default 1)")
+    from .evaluation.evaluator import DEFAULT_TIMEOUT, set_call_timeout
+
+    raw = config.getoption("mlip_timeout") or config.getini("mlip_timeout")
+    where = "--mlip-timeout" if config.getoption("mlip_timeout") else "the mlip_timeout ini option"
+    if raw in (None, ""):
+        set_call_timeout(DEFAULT_TIMEOUT)
+        return
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise MlipError(f"{where} = {raw!r} is not a positive number of seconds; give e.g. --mlip-timeout=600")
+    set_call_timeout(seconds)
+
+
+def _load_factory(spec: str):
+    """A ``module:function`` model is the user's code: load it now, so its mistakes are usage errors."""
+    from .models.registry import load, resolve
+
+    if resolve(spec).info.family != "factory":
+        return
+    try:
+        load(spec)
+    except MlipError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's factory raised: their mistake, said in one line
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise MlipError(f"the model factory {spec!r} raised {type(exc).__name__}: {first}; fix the factory (it "
+                        "must return an ASE calculator when called without arguments; --mlip-debug shows the "
+                        "traceback)") from exc
+
+
+#: folders never searched for contract files
+SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "site-packages", ".mlip", ".tox"}
+NEAR_MISS = re.compile(r"(?i)^mlip.*\.(toml|tml|tom)$|\.toml$")
+
+
+def _contract_files(config) -> tuple[list[Path], list[Path]]:
+    """Contract files the run will collect, and near-miss files in the folders it searches."""
+    base = Path(config.invocation_params.dir)
+    root = Path(config.rootpath)
+    files, near = [], []
+    searched = [root / "contracts", root / "generated_tests", *map(Path, config.getini("mlip_paths"))]
+    for arg in list(config.args) + [str(p) for p in searched if p.is_dir()]:
+        p = Path(arg.split("::")[0])
+        p = p if p.is_absolute() else base / p
+        if str(arg) not in config.args and p.is_dir():  # a folder searched only for near misses
+            near += [f for f in sorted(p.rglob("*")) if f.is_file() and not f.match(CONTRACT_GLOB)
+                     and NEAR_MISS.search(f.name) and "mlip" in f.name.lower()]
+            continue
+        if p.is_file() and p.match(CONTRACT_GLOB):
+            files.append(p)
+        elif p.is_dir():
+            for f in sorted(p.rglob("*")):
+                rel = f.relative_to(p).parts
+                if any(part in SKIP_DIRS or part.startswith(".") for part in rel[:-1]) or not f.is_file():
+                    continue
+                if f.match(CONTRACT_GLOB):
+                    files.append(f)
+                elif NEAR_MISS.search(f.name) and ("mlip" in f.name.lower()
+                                                   or p.name in ("contracts", "generated_tests")):
+                    near.append(f)
+    return list(dict.fromkeys(files)), list(dict.fromkeys(near))
+
+
+def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str, bool]:
+    """Validate every contract file the run will collect, before any model call (a usage error on the first bad
+    one); contract names must be unique across files; files under generated_tests/ pass the agent's validator."""
+    from .contracts.files import parse_contracts
+
+    files, near = _contract_files(config)
+    root = Path(config.rootpath)
+    seen: dict[str, Path] = {}
+    index: dict[str, bool] = {}
+    for f in files:
+        inside = f.resolve().is_relative_to(root.resolve())
+        settings = parse_contracts(f, root=root if inside else f.parent)
+        if "generated_tests" in f.parts:
+            _agent_zone(f, target, committee)
+        for s in settings:
+            if s.name in seen and seen[s.name] != f:
+                raise MlipError(f"duplicate contract name {s.name!r} in {f} and {seen[s.name]}: names identify "
+                                "contracts in reports and baselines; rename one of them")
+            seen.setdefault(s.name, f)
+            index[s.name] = s.hard
+    for f in near:
+        config.issue_config_time_warning(pytest.PytestConfigWarning(
+            f"{f} looks like a contract file but is not collected: contract files are named {CONTRACT_GLOB} "
+            f"(rename it to mlip_{re.sub(r'(?i)^mlip[-_]?', '', f.stem)}.toml)"), stacklevel=2)
+    return index
+
+
+def _agent_zone(path: Path, target: str, committee: list[str]):
+    """generated_tests/ holds what the agent writes: every file there passes the agent's own validator."""
+    import tomllib
+
+    from .agent.validator import Validator, check_text
+
+    text = path.read_text()
+    errors = check_text(text)
+    if not errors:
+        tables = tomllib.loads(text).get("contract", [])
+        errors = Validator(target, committee, include_builtin=False).file(tables, slug=None, check_repeat=False).errors
+    if errors:
+        raise MlipError(f"{path} is in generated_tests/ (the agent's zone) and the agent validator refuses it: "
+                        f"{errors[0]}; fix the file or move it to contracts/")
 
 
 def pytest_unconfigure(config):
@@ -202,7 +356,9 @@ class ContractFile(pytest.File):
         from .contracts.files import parse_contracts
 
         try:
-            contracts = parse_contracts(self.path)
+            root = Path(self.config.rootpath)
+            contracts = parse_contracts(self.path, root=root if self.path.resolve().is_relative_to(root.resolve())
+                                        else self.path.parent)
         except MlipError as exc:
             raise self.CollectError(str(exc)) from None
         state = self.config.stash[STATE_KEY]
@@ -265,6 +421,11 @@ class ContractItem(pytest.Item):
             from .reporting.verdicts import format_failure
 
             return format_failure(excinfo.value.verdict, self.config.stash[STATE_KEY])
+        if not debug(self.config):
+            exc = excinfo.value
+            first = (str(exc).splitlines() or [""])[0]
+            return (f"{self.name} did not finish: {type(exc).__name__}: {first} (the run is incomplete; "
+                    "--mlip-debug shows the traceback)")
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):
@@ -351,6 +512,23 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
     prov = config.stash.get(PROV_KEY, None)
     terminalreporter.section("mlip contracts")
+    for line in garbage_lines(verdicts, state.target):
+        terminalreporter.write_line(line, red=True)
     for line in summary_lines(verdicts, state, gate=getattr(prov, "gate", None),
                               updating=bool(getattr(prov, "update_baseline", False))):
         terminalreporter.write_line(line)
+    if state.skip_guaranteed:
+        terminalreporter.write_line("OPT-OUT: --mlip-skip-guaranteed: energy-force consistency and Jacobian symmetry "
+                                    "were not measured on autograd models (their skip reason says so)", yellow=True)
+
+
+def garbage_lines(verdicts: list[dict], target: str) -> list[str]:
+    """One line when the target errored on every contract it ran: a broken model, not a list of physics failures."""
+    ran = [v for v in verdicts if v["role"] == "target" and v["status"] != "skip"]
+    if not ran or any(v["status"] != "error" for v in ran):
+        return []
+    messages = [p.get("message", "") for v in ran for p in v.get("probes", []) if p.get("status") == "error"]
+    first = next((m for m in messages if "invalid " in m), messages[0] if messages else "")
+    what = "returned invalid output" if "invalid " in first else "failed to evaluate"
+    return [f"MODEL BROKEN: {ran[0]['model']} {what} on every contract it was asked for ({len(ran)}), e.g. "
+            f"{first}; fix the calculator (its results must hold a finite energy and (N, 3) forces)"]

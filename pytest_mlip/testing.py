@@ -25,7 +25,7 @@ def builtin_contracts() -> dict:
     return out
 
 
-def run_contract(contract, model: str, role: str = "target", recheck_guaranteed: bool = False, **overrides):
+def run_contract(contract, model: str, role: str = "target", recheck_guaranteed: bool = True, **overrides):
     """Verdict of a contract (a built-in name or a settings object) on a model spec."""
     settings = builtin_contracts()[contract] if isinstance(contract, str) else contract
     if overrides:

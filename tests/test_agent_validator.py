@@ -85,7 +85,7 @@ def test_huge_structures_are_refused(gate):
            "structures": [{"kind": "cluster", "symbols": "Cu100000"}], "tolerance": {"energy": 1e-4, "forces": 1e-3}}
     refused(gate.protocol(sym), "atoms")
     sym["structures"] = [{"kind": "bulk", "name": "Cu", "repeat": [100, 100, 100]}]
-    refused(gate.protocol(sym), "atoms")
+    refused(gate.protocol(sym), "atoms", "each count must be between 1 and 20")  # the schema refuses it first
 
 
 def test_structures_from_files_are_refused(gate):
@@ -95,7 +95,8 @@ def test_structures_from_files_are_refused(gate):
 
 
 def test_tolerance_tighter_than_calibrated_is_refused(gate):
-    refused(gate.protocol(wall(tolerance={"drop": 1e-6})), "tighter")
+    refused(gate.protocol(wall(tolerance={"drop": 1e-6})), "tighter", "below the calibrated noise floor")
+    refused(gate.protocol(wall(tolerance={"drop": 1e-3})), "tighter")  # above the noise, below the default
 
 
 def test_out_of_domain_parameter_is_refused(gate):

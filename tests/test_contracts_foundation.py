@@ -19,6 +19,7 @@ CLEAN = "tests.mutants:clean_morse"
         ("inversion-invariance", "Chirality"),
         ("periodic-image-consistency", "NonExtensive"),
         ("stress-strain-consistency", "StressScaled"),
+        ("determinism", "CallToCallNoise"),
     ],
 )
 def test_contract_bites(contract, mutant):

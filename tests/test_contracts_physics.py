@@ -34,10 +34,13 @@ def test_lennard_jones_passes(contract):
     assert v.status == "pass", v.reason
 
 
-def test_guaranteed_checks_skip_conservative_models_with_reason():
+def test_guaranteed_checks_run_by_default_and_skip_only_on_opt_out():
+    """'Guaranteed by construction' is measured: both laws run on a conservative model unless opted out."""
     for contract in ("energy-force-consistency", "jacobian-symmetry"):
         v = run_contract(contract, CLEAN)
-        assert v.status == "skip" and "guaranteed by construction" in v.reason
+        assert v.status == "pass", v.reason
+        v = run_contract(contract, CLEAN, recheck_guaranteed=False)
+        assert v.status == "skip" and "--mlip-skip-guaranteed" in v.reason
     # a model that declares itself non-conservative is checked without being asked
     v = run_contract("jacobian-symmetry", f"{M}:curl_force")
     assert v.status == "fail"

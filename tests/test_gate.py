@@ -23,7 +23,7 @@ ARGS = [f"--mlip={M}", "--mlip-committee=none", "-p", "no:cacheprovider", "-p", 
 WALL = "repulsive-wall-surface"
 
 
-def run(pytester, *extra, k=WALL):
+def run(pytester, *extra, k=f"{WALL} or dissociation-limit"):  # the suite the baseline holds
     return pytester.runpytest(*ARGS, "-k", k, *extra)
 
 
@@ -146,9 +146,20 @@ def test_update_baseline_needs_a_file(pytester):
     assert any("--mlip-baseline=FILE" in ln for ln in res.errlines)
 
 
-def test_update_rewrites_a_corrupt_baseline(pytester, tmp_path):
+@pytest.mark.parametrize("content", ["garbage", '{"name": "my-package", "version": "1.0"}\n', ""])
+def test_update_refuses_a_file_that_is_not_a_baseline(pytester, tmp_path, content):
+    """package.json, a corrupt or an empty file: never overwritten; a usage error names a new file instead."""
+    path = tmp_path / "package.json"
+    path.write_text(content)
+    res = run(pytester, f"--mlip-baseline={path}", "--mlip-update-baseline")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [ln for ln in res.errlines if ln.startswith("ERROR:")]
+    assert len(errors) == 1 and "refuses to overwrite" in errors[0]
+    assert path.read_text() == content
+
+
+def test_update_writes_a_new_baseline_atomically(pytester, tmp_path):
     path = tmp_path / "baseline.json"
-    path.write_text("garbage")
     assert run(pytester, f"--mlip-baseline={path}", "--mlip-update-baseline").ret == 0
     assert json.loads(path.read_text())["format"] == "pytest-mlip-baseline"
     assert not list(tmp_path.glob(".baseline.json.*"))  # no temporary file left behind

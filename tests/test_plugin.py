@@ -87,9 +87,9 @@ def test_raising_model_fails_probe_and_run_goes_on(run):
 def test_malformed_contract_file_names_file_line_field(run, pytester):
     pytester.makefile(".toml", mlip_bad='[[contract]]\nname = "x"\ncheck = "symmetry"\ntransform = "shear"\n')
     result = run(f"--mlip={CLEAN}", "--mlip-committee=none", "--mlip-no-builtin", "mlip_bad.toml")
-    assert result.ret != 0
-    out = result.stdout.str()
-    assert "mlip_bad.toml:4: contract[0].transform" in out
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # before any model call
+    err = result.stderr.str()
+    assert "mlip_bad.toml:4: contract[0].transform" in err and len(err.strip().splitlines()) == 1
 
 
 def test_user_contract_file_in_project_contracts_folder(run, pytester):

@@ -23,7 +23,7 @@ from pytest_mlip.reporting.judge import judge_file
 ROOT = Path(__file__).resolve().parent.parent
 M = "tests.mutants.foundation:short_range_hole"
 CLEAN = "tests.mutants:clean_morse"
-SELECT = "repulsive-wall-surface or dissociation-limit or energy-force-consistency"  # the last is skipped
+SELECT = "repulsive-wall-surface or dissociation-limit or energy-force-consistency"
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +99,12 @@ def test_failure_section_says_how_to_reproduce(run):
 def test_summary_and_junit_are_written(run):
     d = run[0]
     text = (d / "summary.md").read_text()
-    assert text.startswith(f"### pytest-mlip on `{M}`: 1 hard contract(s) fail") and len(text) < 2000
+    # -k left hard contracts out: the summary says the run is incomplete and names them
+    assert text.startswith(f"### pytest-mlip on `{M}`: INCOMPLETE run; 1 hard contract(s) fail") and len(text) < 3000
+    assert "hard contracts deselected: " in text and "rotation-invariance" in text
+    data = json.loads((d / "rep" / "report.json").read_text())
+    assert "rotation-invariance" in data["incomplete"]["deselected_hard"] and data["incomplete"]["count"] > 0
+    assert "INCOMPLETE run" in (d / "rep" / "report.md").read_text().split("\n- run:")[0]
     assert "`repulsive-wall-surface`" in text and "[a:" in text
     xml = (d / "junit.xml").read_text()
     assert 'name="mlip_max_normalized"' in xml and 'name="mlip_artifact"' in xml

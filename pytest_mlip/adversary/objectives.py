@@ -200,13 +200,42 @@ class RepulsiveWallObjective(Objective):
                 notes.append(f"{probe.id}: no admissible pair (r_min {r_lo:g} A, r_eq {r_eq:g} A)")
                 continue
             seeds = [(a, b, 0.0, 0.0) for a, b in _wall_seeds(obs) if a >= r_lo - 1e-9]
-            if probe.params["kind"] == "dimer":
-                problems.append(DimerProblem(probe, r_lo, r_eq, dom.min_separation, dom.orientation, tol, seeds,
-                                             label=probe.id))
-            else:
-                problems.append(SurfaceApproachProblem(probe, r_lo, r_eq, dom.min_separation, tol, seeds,
-                                                       label=probe.id))
+
+            def make(r_eq, seeds=seeds, probe=probe, r_lo=r_lo):
+                if probe.params["kind"] == "dimer":
+                    return DimerProblem(probe, r_lo, r_eq, dom.min_separation, dom.orientation, tol, seeds,
+                                        label=probe.id)
+                return SurfaceApproachProblem(probe, r_lo, r_eq, dom.min_separation, tol, seeds, label=probe.id)
+
+            try:
+                r_ref = refine_minimum(make(r_eq), evaluator, r_lo, r_eq, settings.step)
+            except ModelEvaluationError as exc:
+                notes.append(f"{probe.id}: model error refining r_eq ({exc})")
+                continue
+            if r_ref - r_lo < 2 * dom.min_separation:
+                notes.append(f"{probe.id}: no admissible pair (r_min {r_lo:g} A, refined r_eq {r_ref:g} A)")
+                continue
+            problem = make(r_ref)
+            problems.append(problem)
         return problems, notes
+
+
+def refine_minimum(problem: DimerProblem, evaluator, r_lo: float, r_grid: float, step: float) -> float:
+    """The continuous minimum of E(r) around the grid's r_eq (bounded Brent search over one grid step each side).
+
+    The wall objective compares energies inside r_eq: with r_eq taken from the grid, the true minimum can lie
+    between grid points, and the pair (r_true, r_grid) would read as a fall in energy going inward that is
+    only the bottom of the well (a false alarm on a clean model).
+    """
+    from scipy.optimize import minimize_scalar
+
+    def energy(r):
+        return evaluator.energy(problem.configs(tensor(np.array([r_lo, r - r_lo, 0.0, 0.0])))[1].to_atoms())
+
+    lo, hi = max(r_lo + 1e-6, r_grid - step), r_grid + step
+    res = minimize_scalar(energy, bounds=(lo, hi), method="bounded", options={"xatol": 1e-5})
+    best = min([(energy(r_grid), r_grid), (float(res.fun), float(res.x))])
+    return best[1]
 
     def describe(self, settings, evaluator):
         dom = self.domain(settings)

@@ -184,7 +184,7 @@ class Check:
         return None
 
     # --- the fixed engine ------------------------------------------------------------
-    def run(self, settings, evaluator, role: str = "target", recheck_guaranteed: bool = False,
+    def run(self, settings, evaluator, role: str = "target", recheck_guaranteed: bool = True,
             noise: dict[str, float] | None = None) -> Verdict:
         info = evaluator.model.info
         base = dict(
@@ -203,8 +203,8 @@ class Check:
         if reason:
             pass
         elif self.guaranteed_for_conservative and info.conservative and not recheck_guaranteed:
-            reason = (f"guaranteed by construction: {info.name} computes forces as -dE/dx by autograd "
-                      "(--mlip-recheck-guaranteed checks it anyway)")
+            reason = (f"skipped by --mlip-skip-guaranteed: {info.name} computes forces as -dE/dx by autograd "
+                      "(an opt-out: the law is not measured on this model)")
         elif self.needs_stress and "stress" not in info.implemented_properties:
             reason = f"stress not implemented by {info.name}"
         else:

@@ -7,12 +7,13 @@ gets a :class:`ContractFileError` naming the file, line and field.
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Union
 
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from ..errors import ContractFileError
 from .base import CHECKS, ContractSettings
@@ -42,13 +43,147 @@ def _line_of(text: str, index: int, loc: tuple) -> int:
     return start + 1
 
 
-def parse_contracts(path: str | Path, text: str | None = None) -> list[ContractSettings]:
-    """Validated settings of every contract in a file."""
+#: atoms one probe structure may have unless the file raises the limit with a top-level ``max_atoms = N``
+MAX_ATOMS = 1000
+#: the highest limit a file may set (a contract that builds more is a typo, not a probe)
+MAX_ATOMS_CEILING = 20000
+TOP_LEVEL = {"contract", "max_atoms"}
+
+
+def _decode(path: Path) -> str:
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise ContractFileError(f"{path}: file larger than {MAX_FILE_BYTES} bytes")
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise ContractFileError(f"{path}:{line}: not UTF-8 (byte 0x{raw[exc.start]:02x}); save the file as UTF-8")\
+            from None
+
+
+def _field_hint(settings_type, loc: tuple) -> str:
+    """The unit or meaning of a field, from its description, for range errors."""
+    fields = getattr(settings_type, "model_fields", {})
+    if loc and isinstance(loc[0], str) and loc[0] in fields:
+        desc = fields[loc[0]].description or ""
+        return f" ({loc[0]}: {desc})" if desc else ""
+    return ""
+
+
+def tolerance_floor(check: str, key: str) -> tuple[float, str] | None:
+    """The largest float32 noise measured for (check, tolerance key) over every calibrated model and contract."""
+    from ..reporting.verdicts import _calibration
+
+    checks = _builtin_checks()
+    best = None
+    for model, contracts in _calibration().items():
+        for contract, noise in contracts.items():
+            if checks.get(contract) == check and key in noise:
+                if best is None or noise[key] > best[0]:
+                    best = (float(noise[key]), f"{model}, {contract}")
+    return best
+
+
+def _builtin_checks() -> dict[str, str]:
+    """contract name -> check of the built-in suite (read without validation; the files are ours)."""
+    global _BUILTIN_CHECKS
+    if _BUILTIN_CHECKS is None:
+        from ..plugin import builtin_contracts_dir
+
+        _BUILTIN_CHECKS = {}
+        for f in sorted(builtin_contracts_dir().glob("mlip_*.toml")):
+            for t in tomllib.loads(f.read_text()).get("contract", []):
+                _BUILTIN_CHECKS[t.get("name")] = t.get("check")
+    return _BUILTIN_CHECKS
+
+
+_BUILTIN_CHECKS: dict[str, str] | None = None
+
+
+def structure_specs(obj) -> list:
+    """Every structure spec inside a settings object (structures, pairs, surfaces...)."""
+    from ..structures import _Spec
+
+    out = []
+    if isinstance(obj, _Spec):
+        out.append(obj)
+    elif isinstance(obj, BaseModel):
+        for name in type(obj).model_fields:
+            out += structure_specs(getattr(obj, name))
+    elif isinstance(obj, (list, tuple)):
+        for x in obj:
+            out += structure_specs(x)
+    elif isinstance(obj, dict):
+        for x in obj.values():
+            out += structure_specs(x)
+    return out
+
+
+def atom_count(spec) -> int:
+    """Atoms a spec builds, computed without building a large structure."""
+    from ..structures import Bulk, Cluster, Slab
+
+    if isinstance(spec, Bulk):
+        from ase.build import bulk
+
+        kwargs = {k: getattr(spec, k) for k in ("crystalstructure", "a", "c") if getattr(spec, k) is not None}
+        unit = len(bulk(spec.name, cubic=spec.cubic, orthorhombic=spec.orthorhombic, **kwargs))
+        return unit * spec.repeat[0] * spec.repeat[1] * spec.repeat[2]
+    if isinstance(spec, Slab):
+        return spec.size[0] * spec.size[1] * spec.size[2] * (2 if spec.facet in ("fcc110", "bcc100") else 1)
+    if isinstance(spec, Cluster):
+        from ase.symbols import string2symbols
+
+        return len(string2symbols(spec.symbols))
+    return len(spec.build())
+
+
+def _check_structures(path: Path, text: str, i: int, settings, root: Path | None, limit: int):
+    for spec in structure_specs(settings):
+        where = f"{path}:{_line_of(text, i, ('structures',))}: contract[{i}] ({settings.name})"
+        if getattr(spec, "kind", "") == "file":
+            p = Path(spec.path)
+            target = (p if p.is_absolute() else path.parent / p).resolve()
+            if root is not None and not target.is_relative_to(Path(root).resolve()):
+                raise ContractFileError(f"{where}: structure file {spec.path!r} is outside the project {root}; "
+                                        "copy it into the project and give a path relative to the contract file")
+            if not target.is_file():
+                raise ContractFileError(f"{where}: structure file {spec.path!r} does not exist (looked for "
+                                        f"{target}); paths are relative to the contract file")
+            object.__setattr__(spec, "path", str(target))
+        try:
+            n = atom_count(spec)
+        except Exception as exc:  # noqa: BLE001 - an unreadable file or an impossible build is the file's fault
+            raise ContractFileError(f"{where}: cannot build {spec.label()} ({type(exc).__name__}: "
+                                    f"{str(exc).splitlines()[0] if str(exc) else ''}); fix the structure spec") \
+                from None
+        if n > limit:
+            raise ContractFileError(f"{where}: {spec.label()} has {n} atoms, more than the limit {limit}; "
+                                    "use a smaller structure or raise the limit with max_atoms = N at the top of "
+                                    "the file")
+
+
+def _check_tolerances(path: Path, text: str, i: int, settings):
+    for key, tau in settings.tolerance.items():
+        floor = tolerance_floor(settings.check, key)
+        if floor is not None and tau < floor[0]:
+            line = _line_of(text, i, ("tolerance",))
+            raise ContractFileError(f"{path}:{line}: contract[{i}].tolerance.{key} = {tau:g} is below the calibrated "
+                                    f"noise floor {floor[0]:g} (measured on {floor[1]}); a verdict below the noise "
+                                    f"is noise: use tolerance {key} >= {floor[0]:g}")
+
+
+def parse_contracts(path: str | Path, text: str | None = None, root: str | Path | None = None) -> list[ContractSettings]:
+    """Validated settings of every contract in a file.
+
+    Validation is complete and strict: types as written (``hard = "yes"`` is an error, not True), element
+    symbols, physical ranges with units, structure files that exist (inside ``root`` when given), the
+    atom limit, tolerances not below the calibrated noise floor, unique names.
+    """
     path = Path(path)
     if text is None:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise ContractFileError(f"{path}: file larger than {MAX_FILE_BYTES} bytes")
-        text = path.read_text()
+        text = _decode(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -58,19 +193,25 @@ def parse_contracts(path: str | Path, text: str | None = None) -> list[ContractS
         raise ContractFileError(f"{path}:1: no [[contract]] table; each contract starts with [[contract]]")
     if len(tables) > MAX_CONTRACTS:
         raise ContractFileError(f"{path}: more than {MAX_CONTRACTS} contracts in one file")
-    unknown_top = set(data) - {"contract"}
+    unknown_top = set(data) - TOP_LEVEL
     if unknown_top:
-        raise ContractFileError(f"{path}:1: unknown top-level key(s) {sorted(unknown_top)}; only [[contract]] tables")
+        raise ContractFileError(f"{path}:1: unknown top-level key(s) {sorted(unknown_top)}; only [[contract]] tables "
+                                "and max_atoms")
+    limit = data.get("max_atoms", MAX_ATOMS)
+    if type(limit) is not int or not (1 <= limit <= MAX_ATOMS_CEILING):
+        raise ContractFileError(f"{path}:1: max_atoms must be an integer between 1 and {MAX_ATOMS_CEILING}, "
+                                f"got {limit!r}")
     adapter = settings_adapter()
     out, names = [], set()
     for i, table in enumerate(tables):
-        check = table.get("check")
+        check = table.get("check") if isinstance(table, dict) else None
         if check not in CHECKS:
             line = _line_of(text, i, ("check",))
             known = ", ".join(sorted(CHECKS))
             raise ContractFileError(f"{path}:{line}: contract[{i}].check: unknown check {check!r} (known: {known})")
         try:
-            settings = adapter.validate_python(table)
+            # JSON mode + strict: a string is never a number or a boolean, 1 is not true; arrays may fill tuples
+            settings = adapter.validate_json(json.dumps(table, default=str), strict=True)
         except ValidationError as exc:
             err = exc.errors()[0]
             loc = tuple(err["loc"])
@@ -78,13 +219,16 @@ def parse_contracts(path: str | Path, text: str | None = None) -> list[ContractS
                 loc = loc[1:]
             field = ".".join(str(x) for x in loc) or "(table)"
             line = _line_of(text, i, loc)
-            raise ContractFileError(f"{path}:{line}: contract[{i}].{field}: {err['msg']}") from None
+            msg = err["msg"].removeprefix("Value error, ")
+            got = err.get("input")
+            shown = f" (got {got!r})" if err["type"] in ("bool_type", "int_type", "float_type", "string_type",
+                                                         "int_from_float", "bool_parsing") else ""
+            hint = _field_hint(CHECKS[check].Settings, loc) if "than" in err["msg"] else ""
+            raise ContractFileError(f"{path}:{line}: contract[{i}].{field}: {msg}{shown}{hint}") from None
         if settings.name in names:
             raise ContractFileError(f"{path}:{_line_of(text, i, ('name',))}: duplicate contract name {settings.name!r}")
         names.add(settings.name)
-        base = path.parent
-        for spec in getattr(settings, "structures", []):
-            if getattr(spec, "kind", "") == "file" and not Path(spec.path).is_absolute():
-                object.__setattr__(spec, "path", str(base / spec.path))
+        _check_tolerances(path, text, i, settings)
+        _check_structures(path, text, i, settings, root, limit)
         out.append(settings)
     return out

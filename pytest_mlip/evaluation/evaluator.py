@@ -10,18 +10,60 @@ offending configuration, so a contract can fail that probe and go on.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ModelEvaluationError
+from ..errors import ModelEvaluationError, ModelOutputError, ModelTimeoutError
 
 #: Vacuum (A) around an isolated system that is given a box before any model
 #: sees it (CHGNet and others refuse a zero cell); pbc stays False.
 ISOLATED_BOX_PADDING = 20.0
+
+
+#: seconds one model call may take before it becomes an ``error`` verdict (``--mlip-timeout``); None: no limit
+CALL_TIMEOUT: dict[str, float | None] = {"seconds": None}
+DEFAULT_TIMEOUT = 900.0
+
+
+def set_call_timeout(seconds: float | None):
+    CALL_TIMEOUT["seconds"] = seconds
+
+
+class _Deadline(BaseException):
+    """Raised inside a model call by the timer; a BaseException so the model's own ``except Exception`` misses it."""
+
+
+@contextlib.contextmanager
+def call_deadline(seconds: float | None, model: str, atoms):
+    """Interrupt the enclosed call after ``seconds`` (SIGALRM; main thread of a POSIX process only).
+
+    A call stuck inside one C routine is interrupted when it returns to Python; a sleeping or looping
+    call is interrupted on time. The interrupted call becomes a :class:`ModelTimeoutError`.
+    """
+    usable = (seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise _Deadline()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _Deadline:
+        raise ModelTimeoutError(model, atoms, f"model call timed out after {seconds:g} s (--mlip-timeout)") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @dataclass(frozen=True)
@@ -108,19 +150,9 @@ class Evaluator:
             if isinstance(hit, ModelEvaluationError):
                 raise hit
             return hit
-        props = ["energy", "forces"] + (["stress"] if self.wants_stress(work) else [])
-        start = time.perf_counter()
-        self.stats.calls += 1
         try:
-            try:
-                out = self.model.compute(work, props)
-            except Exception as exc:  # the model's own failure, not ours
-                raise ModelEvaluationError(self.name, work, f"model raised {type(exc).__name__}: {exc}") from exc
-            finally:
-                self.stats.seconds += time.perf_counter() - start
-            result = self._check(work, out, "stress" in props)
+            result = self._call(work)
         except ModelEvaluationError as err:
-            self.stats.failures += 1
             self.cache[key] = err
             if self.recorder is not None:
                 self.recorder(self.model, key, err, work)
@@ -130,6 +162,31 @@ class Evaluator:
             self.recorder(self.model, key, result, work)
         return result
 
+    def repeat(self, atoms) -> Evaluation:
+        """A fresh model call on ``atoms`` that bypasses the cache (the determinism law compares it with the
+        cached one); counted, validated and timed like any call, never stored in the cache."""
+        return self._call(prepare(atoms))
+
+    def _call(self, work) -> Evaluation:
+        """One real model call: counted, timed, under the per-call deadline, its output validated."""
+        props = ["energy", "forces"] + (["stress"] if self.wants_stress(work) else [])
+        start = time.perf_counter()
+        self.stats.calls += 1
+        try:
+            try:
+                with call_deadline(CALL_TIMEOUT["seconds"], self.name, work):
+                    out = self.model.compute(work, props)
+            except ModelEvaluationError:
+                raise
+            except Exception as exc:  # the model's own failure, not ours
+                raise ModelEvaluationError(self.name, work, f"model raised {type(exc).__name__}: {exc}") from exc
+            finally:
+                self.stats.seconds += time.perf_counter() - start
+            return self._check(work, out, "stress" in props)
+        except ModelEvaluationError:
+            self.stats.failures += 1
+            raise
+
     def energy(self, atoms) -> float:
         return self.evaluate(atoms).energy
 
@@ -137,25 +194,69 @@ class Evaluator:
         return self.evaluate(atoms).forces
 
     def _check(self, atoms, out, want_stress) -> Evaluation:
-        if "energy" not in out:
-            raise ModelEvaluationError(self.name, atoms, "no energy returned")
-        energy = float(np.asarray(out["energy"]).reshape(-1)[0])
-        if not math.isfinite(energy):
-            raise ModelEvaluationError(self.name, atoms, f"non-finite energy ({energy})")
-        if "forces" not in out:
-            raise ModelEvaluationError(self.name, atoms, "no forces returned")
-        forces = np.array(out["forces"], dtype=np.float64).reshape(len(atoms), 3)
-        if not np.all(np.isfinite(forces)):
-            raise ModelEvaluationError(self.name, atoms, "non-finite forces")
-        stress = None
-        if want_stress and "stress" in out:
-            s = np.array(out["stress"], dtype=np.float64)
-            if s.shape == (3, 3):
-                s = s[[0, 1, 2, 1, 0, 0], [0, 1, 2, 2, 2, 1]]
-            stress = s.reshape(6)
-            if not np.all(np.isfinite(stress)):
-                raise ModelEvaluationError(self.name, atoms, "non-finite stress")
-        return Evaluation(energy=energy, forces=forces, stress=stress)
+        return validate_output(self.name, atoms, out, want_stress)
+
+
+def _describe(value) -> str:
+    """What a bad output is, in a few words: its type and, for arrays, shape and dtype; short values shown."""
+    if isinstance(value, np.ndarray):
+        text = f"an array of shape {value.shape} and dtype {value.dtype}"
+    else:
+        text = f"a {type(value).__name__}"
+    r = repr(value)
+    return text + (f" ({r})" if len(r) <= 40 else "")
+
+
+def _numeric_array(model, atoms, prop, value) -> np.ndarray:
+    if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
+        raise ModelOutputError(model, atoms, prop, f"got {_describe(value)}, expected numbers")
+    try:
+        arr = np.asarray(value)
+    except Exception:  # ragged lists and the like
+        raise ModelOutputError(model, atoms, prop, f"got {_describe(value)}, expected numbers") from None
+    if arr.dtype.kind not in "iuf":  # bool, complex, object, strings: not a real number
+        raise ModelOutputError(model, atoms, prop, f"got {_describe(value)}, expected real numbers")
+    return arr.astype(np.float64)
+
+
+def validate_output(model: str, atoms, out: dict, want_stress: bool) -> Evaluation:
+    """A model's raw results as an :class:`Evaluation`, or a :class:`ModelOutputError` naming what is wrong.
+
+    Energy: one finite real number (a 0-d or one-element array is accepted; a per-atom array is not).
+    Forces: finite reals of shape (N, 3). Stress, when asked for and the model declares it: finite reals
+    of shape (6,) (Voigt) or (3, 3).
+    """
+    n = len(atoms)
+    if out.get("energy") is None:
+        raise ModelOutputError(model, atoms, "energy", "no energy returned (results['energy'] missing or None)")
+    e = _numeric_array(model, atoms, "energy", out["energy"])
+    if e.size != 1:
+        raise ModelOutputError(model, atoms, "energy", f"got shape {e.shape}, expected one number for the "
+                                                       "whole structure (a per-atom array is not an energy)")
+    energy = float(e.reshape(-1)[0])
+    if not math.isfinite(energy):
+        raise ModelOutputError(model, atoms, "energy", f"non-finite energy ({energy})")
+    if out.get("forces") is None:
+        raise ModelOutputError(model, atoms, "forces", "no forces returned (results['forces'] missing or None)")
+    forces = _numeric_array(model, atoms, "forces", out["forces"])
+    if forces.shape != (n, 3):
+        raise ModelOutputError(model, atoms, "forces", f"got shape {forces.shape}, expected ({n}, 3)")
+    if not np.all(np.isfinite(forces)):
+        bad = int(np.argwhere(~np.isfinite(forces))[0][0])
+        raise ModelOutputError(model, atoms, "forces", f"non-finite forces on atom {bad}")
+    stress = None
+    if want_stress:
+        if out.get("stress") is None:
+            raise ModelOutputError(model, atoms, "stress", "no stress returned though the model declares it")
+        s = _numeric_array(model, atoms, "stress", out["stress"])
+        if s.shape == (3, 3):
+            s = s[[0, 1, 2, 1, 0, 0], [0, 1, 2, 2, 2, 1]]
+        elif s.shape != (6,):
+            raise ModelOutputError(model, atoms, "stress", f"got shape {s.shape}, expected (6,) or (3, 3)")
+        if not np.all(np.isfinite(s)):
+            raise ModelOutputError(model, atoms, "stress", "non-finite stress")
+        stress = s
+    return Evaluation(energy=energy, forces=forces, stress=stress)
 
 
 _EVALUATORS: dict[str, Evaluator] = {}

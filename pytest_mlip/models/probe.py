@@ -1,31 +1,48 @@
-"""Probe which elements a bare calculator supports (no declared metadata)."""
+"""Probe which elements a bare calculator supports (no declared metadata).
+
+"Unsupported" is what the model says: it raises an error that names the element or the species
+(``KeyError``, or a message such as "element H not supported", "unknown species"). An element whose
+dimer gives garbage (NaN, a wrong shape, a string) or an unrecognisable exception is *supported* as far
+as the probe can tell: the contracts then evaluate it, and the evaluator turns the garbage into an
+``error`` verdict naming the property. Garbage must never read as "element not supported".
+"""
 
 from __future__ import annotations
 
-import math
+import re
 
-import numpy as np
+UNSUPPORTED = re.compile(r"(?i)(not\s+(be\s+)?support|unsupported|unknown\s+(element|species|atom)|"
+                         r"no\s+(parameters?|potential)|not\s+(in|available|implemented)\s+for|"
+                         r"element|species|atomic\s+number)")
+
+
+def says_unsupported(exc: BaseException) -> bool:
+    """Does this exception read as "this element is not supported" (rather than a crash)?"""
+    return isinstance(exc, (KeyError, NotImplementedError)) or bool(UNSUPPORTED.search(str(exc)))
 
 
 def probe_elements(calc, max_z: int = 94) -> tuple[str, ...]:
-    """Elements for which a dimer at 2.5 A in a 20 A box gives finite energy and forces."""
+    """Elements a dimer at 2.5 A in a 20 A box is evaluated for without the model saying it is unsupported."""
     from ase import Atoms
     from ase.data import chemical_symbols
+
+    from ..errors import ModelTimeoutError
+    from ..evaluation.evaluator import CALL_TIMEOUT, call_deadline
 
     ok = []
     for z in range(1, max_z + 1):
         atoms = Atoms(numbers=[z, z], positions=[[0, 0, 0], [0, 0, 2.5]], cell=[20, 20, 20], pbc=False)
         try:
             calc.results = {}
-            calc.calculate(atoms, ["energy", "forces"], ["positions", "numbers", "cell", "pbc"])
-            energy = calc.results.get("energy")
-            forces = calc.results.get("forces")
-            if energy is None or not math.isfinite(float(energy)):
+            with call_deadline(CALL_TIMEOUT["seconds"], "probe", atoms):
+                calc.calculate(atoms, ["energy", "forces"], ["positions", "numbers", "cell", "pbc"])
+        except ModelTimeoutError:
+            # a model that hangs says nothing about its elements: take them all, the contracts report the hang
+            ok += [chemical_symbols[k] for k in range(z, max_z + 1)]
+            break
+        except Exception as exc:  # noqa: BLE001 - the model's own words decide
+            if says_unsupported(exc):
                 continue
-            if forces is not None and not np.all(np.isfinite(forces)):
-                continue
-            ok.append(chemical_symbols[z])
-        except Exception:
-            continue
+        ok.append(chemical_symbols[z])
     calc.results = {}
     return tuple(ok)

@@ -31,6 +31,9 @@ from ..errors import MlipError
 
 PROV_KEY = pytest.StashKey["ProvenanceRun"]()
 STORE_NAME = "provenance.sqlite"
+#: a file pytest-mlip writes into every report folder: only such a folder (or an empty one) is written into
+REPORT_MARKER = ".pytest-mlip-report"
+SUMMARY_HEAD = "### pytest-mlip on"
 
 
 def pytest_addoption(parser):
@@ -84,6 +87,8 @@ class ProvenanceRun:
         self.evaluators: list = []
         self.new_artifacts = 0
         self.run_artifact: str | None = None
+        self.tracker: "_Collector | None" = None
+        self.incomplete: dict = {}
 
     def flush(self, extra=()):
         arts = self.ledger.take() + list(extra)
@@ -119,11 +124,31 @@ def pytest_configure(config):
         if not _is_worker(config):
             _configure_outputs(config, prov)
     except MlipError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        from ..plugin import usage_error
+
+        raise usage_error(config, exc) from None
     config.stash[PROV_KEY] = prov
     if not _is_worker(config):
         store.begin_run(run_id, code, state.target, list(state.committee), list(config.invocation_params.args))
-        config.pluginmanager.register(_Collector(config), "mlip-provenance-collector")
+        prov.tracker = _Collector(config)
+        config.pluginmanager.register(prov.tracker, "mlip-provenance-collector")
+        _trap_sigterm(config)
+
+
+def _trap_sigterm(config):
+    """SIGTERM (a CI job cancelled) ends the run like Ctrl-C: the reports are written and say it was stopped."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def on_term(signum, frame):
+        config.stash[_STOPPED] = "terminated (SIGTERM)"
+        raise KeyboardInterrupt("SIGTERM")
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    config.add_cleanup(lambda: signal.signal(signal.SIGTERM, previous))
 
 
 def _configure_gate(config, prov):
@@ -141,10 +166,14 @@ def _configure_gate(config, prov):
     path = Path(raw).expanduser()
     prov.baseline_path = path if path.is_absolute() else Path(config.invocation_params.dir) / path
     if prov.update_baseline:
-        try:
-            prov.baseline = load_baseline(prov.baseline_path)
-        except BaselineError:
-            prov.baseline = {}  # rewritten at the end anyway
+        if prov.baseline_path.exists():
+            try:
+                prov.baseline = load_baseline(prov.baseline_path)
+            except BaselineError as exc:  # never overwrite a file that is not ours
+                raise MlipError(f"--mlip-update-baseline refuses to overwrite {prov.baseline_path}: "
+                                f"{str(exc).split(';')[0]}; pass a new file name with --mlip-baseline=FILE") from None
+        else:
+            prov.baseline = {}
         from ..reporting.report import writable_dir_error
 
         err = writable_dir_error(prov.baseline_path.parent, "--mlip-baseline")
@@ -166,6 +195,10 @@ def _configure_outputs(config, prov):
         err = writable_dir_error(prov.report_dir, "--mlip-report")
         if err:
             raise MlipError(err)
+        if prov.report_dir.is_dir() and any(prov.report_dir.iterdir()) \
+                and not (prov.report_dir / REPORT_MARKER).is_file():
+            raise MlipError(f"--mlip-report={raw}: {prov.report_dir} is not empty and was not written by pytest-mlip "
+                            f"(no {REPORT_MARKER} file); pass a new or empty folder, e.g. --mlip-report=mlip-report")
         try:
             import jinja2  # noqa: F401
             import matplotlib  # noqa: F401
@@ -178,6 +211,19 @@ def _configure_outputs(config, prov):
         err = writable_dir_error(prov.summary_path.parent, "--mlip-summary-md")
         if err:
             raise MlipError(err.replace("=DIR", "=FILE in a writable folder"))
+        if prov.summary_path.is_dir() or (prov.summary_path.is_file() and not _ours(prov.summary_path, SUMMARY_HEAD)):
+            raise MlipError(f"--mlip-summary-md={raw}: {prov.summary_path} exists and is not a pytest-mlip summary; "
+                            "pass a new file name, e.g. --mlip-summary-md=mlip-summary.md")
+
+
+def _ours(path: Path, head: str) -> bool:
+    """Does an existing file start like the ones pytest-mlip writes (an empty file counts as ours)?"""
+    try:
+        with open(path, "rb") as fh:
+            start = fh.read(len(head.encode()))
+    except OSError:
+        return False
+    return start == b"" or start == head.encode()
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -282,14 +328,102 @@ def _collect(config, report):
         prov.entries[report.nodeid] = (verdict, ids)
 
 
+def _split_nodeid(nodeid: str) -> tuple[str, str] | None:
+    """(contract, model) of a contract item's node id ``path/mlip_x.toml::NAME[MODEL]``."""
+    path, _, name = nodeid.rpartition("::")
+    if not path.endswith(".toml") or "[" not in name or not name.endswith("]"):
+        return None
+    i = name.index("[")
+    return name[:i], name[i + 1:-1]
+
+
 class _Collector:
-    """Gathers each item's verdict and artifact ids from its report (on the xdist controller too)."""
+    """Gathers each item's verdict and artifact ids from its report (on the xdist controller too), and what did
+    not finish: items collected but never reported, items that crashed, an interruption, a dead worker."""
 
     def __init__(self, config):
         self.config = config
+        self.expected: set[str] = set()
+        self.reported: set[str] = set()
+        self.crashed: dict[str, str] = {}
+        self.interrupted: str | None = None
+        self.dead_workers: list[str] = []
 
     def pytest_runtest_logreport(self, report):
         _collect(self.config, report)
+        if _split_nodeid(report.nodeid) is None:
+            return
+        if report.when == "call" or report.failed or report.skipped:
+            self.reported.add(report.nodeid)
+        if report.failed and not any(k == "mlip_verdict" for k, _ in getattr(report, "user_properties", [])):
+            text = str(report.longrepr or "").strip().splitlines()
+            self.crashed[report.nodeid] = (text[-1] if text else "crashed")[:300]
+
+    def pytest_collection_finish(self, session):
+        self.expected.update(i.nodeid for i in session.items if _split_nodeid(i.nodeid))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids):
+        self.expected.update(i for i in ids if _split_nodeid(i))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error):
+        if error:
+            self.dead_workers.append(f"{getattr(node, 'gateway', None) and node.gateway.id or 'worker'}: "
+                                     f"{str(error).strip().splitlines()[-1][:200] if str(error).strip() else 'died'}")
+
+    def pytest_keyboard_interrupt(self, excinfo):
+        if self.interrupted is None:
+            self.interrupted = "interrupted (Ctrl-C)"
+
+    def incomplete(self, state, verdicts: list[dict]) -> dict:
+        """The top-level ``incomplete`` block of report.json: what did not finish, with names and a count."""
+        errors = sorted(f"{v['contract']}[{v['model']}]" for v in verdicts if v["status"] == "error")
+        crashed = sorted(f"{_split_nodeid(n)[0]}[{_split_nodeid(n)[1]}]" for n in self.crashed)
+        not_run = sorted(f"{_split_nodeid(n)[0]}[{_split_nodeid(n)[1]}]" for n in self.expected - self.reported)
+        target_collected = {_split_nodeid(n)[0] for n in self.expected if _split_nodeid(n)[1] == state.target}
+        deselected = sorted(n for n, hard in state.contract_index.items() if hard and n not in target_collected)
+        if self.interrupted is None and self.config.stash.get(_STOPPED, None):
+            self.interrupted = self.config.stash[_STOPPED]
+        count = len(errors) + len(crashed) + len(not_run) + len(deselected)
+        return {"count": count, "errors": errors, "crashed": crashed, "not_run": not_run,
+                "deselected_hard": deselected, "interrupted": self.interrupted,
+                "dead_workers": list(self.dead_workers),
+                # what alone fails a run that has no baseline gate: a crash, an interruption, an item left over
+                "fails_run": bool(crashed or not_run or self.interrupted or self.dead_workers)}
+
+
+_STOPPED = pytest.StashKey[str]()
+
+
+def gate_incomplete(block: dict, baseline: dict) -> dict:
+    """What the baseline gate counts as unfinished: everything that did not finish, and of the deselected hard
+    contracts those the baseline holds (the baseline defines the gated suite: leaving one of its contracts out
+    would hide it; a contract it never held is outside the gate)."""
+    if not block:
+        return {}
+    gated = {contract for (_, contract), e in baseline.items() if e.get("role", "target") == "target"}
+    out = dict(block)
+    out["deselected_hard"] = [n for n in block.get("deselected_hard", []) if n in gated]
+    out["count"] = sum(len(out.get(k) or []) for k in ("errors", "crashed", "not_run", "deselected_hard"))
+    return out
+
+
+def incomplete_lines(block: dict) -> list[str]:
+    """The incomplete block in words (terminal, summary); no numbers beyond the count."""
+    if not block or not (block.get("count") or block.get("interrupted") or block.get("dead_workers")):
+        return []
+    parts = []
+    for key, what in (("errors", "error verdicts"), ("crashed", "crashed"), ("not_run", "never ran"),
+                      ("deselected_hard", "hard contracts deselected")):
+        if block.get(key):
+            parts.append(f"{what}: {', '.join(block[key][:12])}" + (" ..." if len(block[key]) > 12 else ""))
+    head = f"INCOMPLETE: {block['count']} item(s) did not finish"
+    if block.get("interrupted"):
+        head += f"; the run was {block['interrupted']}"
+    if block.get("dead_workers"):
+        head += f"; worker(s) died ({'; '.join(block['dead_workers'])})"
+    return [head] + [f"  {p}" for p in parts]
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -302,6 +436,10 @@ def pytest_sessionfinish(session, exitstatus):
         if _is_worker(config):
             return
         _finish_run(prov)
+        inc = prov.incomplete
+        if session.exitstatus == 0 and inc and (inc.get("fails_run") or (prov.gate is not None
+                                                                         and not prov.gate.complete)):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
     except MlipError as exc:
         prov.errors.append(str(exc))
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
@@ -323,8 +461,9 @@ def _finish_run(prov):
     required = [ids["verdict"] for v, ids in entries if is_gating(v)]
     texts = {ids["verdict"]: {"reproduce": ids.get("reproduce"), "worst_file": v.get("worst_file")}
              for v, ids in entries}
+    prov.incomplete = prov.tracker.incomplete(prov.state, verdicts) if prov.tracker else {}
     run_art = run_artifact(prov.run_id, prov.code_version, prov.state.target, list(prov.state.committee), vids,
-                           required, texts)
+                           required, texts, incomplete=prov.incomplete)
     prov.flush([run_art])
     models = {}
     for v, ids in entries:
@@ -339,7 +478,11 @@ def _finish_run(prov):
 
     if prov.baseline is not None:
         prov.gate = compare(verdicts, prov.baseline, prov.margin)
-    if prov.update_baseline and prov.baseline_path is not None:
+        prov.gate.incomplete = gate_incomplete(prov.incomplete, prov.baseline)
+    if prov.update_baseline and prov.baseline_path is not None and prov.incomplete.get("fails_run"):
+        prov.errors.append(f"baseline {prov.baseline_path} not updated: the run is incomplete (it was stopped or "
+                           "items did not finish); rerun to completion to update it")
+    elif prov.update_baseline and prov.baseline_path is not None:
         arts = {(v["model"], v["contract"]): ids.get("max_normalized") or ids["verdict"] for v, ids in entries}
         doc = baseline_document(verdicts, prov.state.target, prov.run_id, prov.code_version, arts)
         try:
@@ -354,7 +497,10 @@ def _finish_run(prov):
 
         run = prov.store.run(prov.run_id)
         data = build_report(prov.store, run, entries, gate=prov.gate)
+        data["incomplete"] = prov.incomplete
         write_report(prov.report_dir, data, prov.store)
+        (prov.report_dir / REPORT_MARKER).write_text("written by pytest-mlip: this folder is replaced on every "
+                                                     "--mlip-report run\n")
         prov.written.append(f"report: {prov.report_dir / 'report.html'} (and report.md, report.json)")
     if prov.summary_path is not None:
         from ..reporting.summary import summary_markdown
@@ -377,6 +523,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     from ..reporting.gate import gate_lines
 
     tr = terminalreporter
+    lines = incomplete_lines(prov.incomplete)
+    if lines:
+        tr.section("mlip incomplete run", red=True)
+        for line in lines:
+            tr.write_line(line, red=True)
     if prov.gate is not None and prov.update_baseline:
         from ..reporting.gate import update_lines
 

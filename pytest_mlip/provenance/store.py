@@ -99,13 +99,25 @@ class Store:
             raise StoreError(f"{self.path} is not a usable pytest-mlip provenance store ({exc}); {_fix(self.path)}") \
                 from None
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path} is not a usable pytest-mlip provenance store ({exc}); {_fix(self.path)}") \
-                from None
+            what = "damaged" if "malformed" in str(exc) else "not a usable pytest-mlip provenance store"
+            raise StoreError(f"{self.path} is {what} ({exc}); it was not touched: {_fix(self.path)}") from None
 
     # --- setup -----------------------------------------------------------------------------------------------
     def _open(self):
         db = self.db
-        exists = db.execute("SELECT name FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        exists = "meta" in tables
+        if tables and not exists:
+            raise StoreError(f"{self.path} is a SQLite database of another program (tables: "
+                             f"{', '.join(sorted(tables)[:5])}), not a pytest-mlip provenance store; it was not "
+                             f"touched: pass --mlip-store=OTHER_PATH")
+        if tables:
+            check = db.execute("PRAGMA quick_check").fetchall()
+            if [tuple(r) for r in check] != [("ok",)]:
+                raise StoreError(f"provenance store {self.path} is damaged ({str(check[0][0]).splitlines()[0]}); it was "
+                                 "not touched: "
+                                 f"move it aside (mv {self.path} {self.path}.damaged) and rerun, or pass "
+                                 "--mlip-store=OTHER_PATH")
         if not exists and not self.readonly:
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")

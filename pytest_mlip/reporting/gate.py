@@ -42,6 +42,8 @@ def load_baseline(path) -> dict[tuple[str, str], dict]:
     """Entries by (model, contract); a one-line error naming the fix when the file is missing or broken."""
     path = Path(path)
     fix = f"regenerate it with pytest --mlip=MODEL --mlip-baseline={path} --mlip-update-baseline"
+    if path.is_dir():
+        raise BaselineError(f"{path} is a folder, not a baseline file; pass a file with --mlip-baseline=FILE")
     if not path.is_file():
         raise BaselineError(f"baseline file {path} does not exist: run with --mlip-update-baseline first "
                             f"(pytest --mlip=MODEL --mlip-baseline={path} --mlip-update-baseline) and commit it")
@@ -145,6 +147,8 @@ def classify(v: dict, entry: dict | None, margin: float) -> Change | None:
 class GateResult:
     margin: float
     changes: list[Change] = field(default_factory=list)
+    #: report.json's incomplete block: a gate over a run that did not finish everything does not pass
+    incomplete: dict = field(default_factory=dict)
 
     def of(self, kind: str) -> list[Change]:
         return [c for c in self.changes if c.kind == kind]
@@ -154,8 +158,12 @@ class GateResult:
         return self.of("new") + self.of("regression")
 
     @property
+    def complete(self) -> bool:
+        return not (self.incomplete.get("count") or self.incomplete.get("interrupted"))
+
+    @property
     def passed(self) -> bool:
-        return not self.failing
+        return not self.failing and self.complete
 
 
 def compare(verdicts: list[dict], baseline: dict, margin: float) -> GateResult:
@@ -172,7 +180,9 @@ def gate_lines(result: GateResult) -> list[str]:
 
     lines = [f"gate (regression margin {result.margin:g} relative): "
              + ("passed" if result.passed else f"FAILED: {len(result.of('new'))} new failure(s), "
-                                               f"{len(result.of('regression'))} regression(s)")
+                                               f"{len(result.of('regression'))} regression(s)"
+               + ("" if result.complete else f", run INCOMPLETE ({result.incomplete.get('count', 0)} item(s) did "
+                                             "not finish)"))
              + f"; {len(result.of('known')) + len(result.of('improved'))} known failure(s), "
                f"{len(result.of('fixed'))} fixed"]
     for c in result.changes:

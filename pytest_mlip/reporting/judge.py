@@ -392,6 +392,27 @@ class Judge:
                                                "contract on the target, citing its verdict"], required=True))
         return out, present, len(required)
 
+    def completeness(self, content, fmt: str) -> list[Finding]:
+        """A run that did not finish everything must say so: report.md's INCOMPLETE banner naming each item,
+        report.json's ``incomplete`` block as the run recorded it."""
+        value = (self.run_art.value or {}) if self.run_art else {}
+        inc = value.get("incomplete")
+        if not inc or self.hypothesis is not None:
+            return []
+        names = [n for k in ("errors", "crashed", "not_run", "deselected_hard") for n in inc.get(k) or []]
+        if fmt == "json":
+            declared = content.get("incomplete") or {}
+            ok = declared.get("count") == inc.get("count") and all(
+                sorted(declared.get(k) or []) == sorted(inc.get(k) or []) for k in ("errors", "crashed", "not_run",
+                                                                                  "deselected_hard"))
+        else:
+            text = str(content)
+            ok = "INCOMPLETE run" in text and all(f"`{n}`" in text for n in names)
+        return [Finding(ok, "incomplete", "the run's incomplete block",
+                        [] if ok else ["the run did not finish everything (the store records what did not), and the "
+                                       "report hides it: it must state INCOMPLETE and name each item"],
+                        required=True)]
+
     def uncited(self, text: str, where: str, table_cell: bool) -> list[Finding]:
         """Numbers (and status words) printed without a citation."""
         out = []
@@ -781,6 +802,7 @@ def judge_file(report, store: str | None = None) -> Judgement:
         result.findings += problems
         req, present, total = judge.required(pairs)
         result.findings += req
+        result.findings += judge.completeness(content, fmt)
         result.required_present, result.required_total = present, total
         return result
     finally:

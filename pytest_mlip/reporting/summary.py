@@ -21,11 +21,25 @@ def summary_markdown(entries: list[tuple[dict, dict]], prov) -> str:
                 f"gate FAILED: {len(gate.of('new'))} new failure(s), {len(gate.of('regression'))} regression(s)")
     else:
         head = "all hard contracts pass" if not failing else f"{len(failing)} hard contract(s) fail"
+    inc = getattr(prov, "incomplete", None) or {}
+    if inc.get("count") or inc.get("interrupted"):
+        from ..provenance.plugin import incomplete_lines
+
+        head = "INCOMPLETE run; " + (head if gate is not None or failing else "no hard contract failed among those "
+                                     "that finished")
+        banner = incomplete_lines(inc)
+    else:
+        banner = []
     lines = [f"### pytest-mlip on `{target}`: {head}", ""]
+    if banner:
+        lines += [f"**{banner[0]}**", ""] + [f"- {b.strip()}" for b in banner[1:]] + [""]
     passed = sum(v["status"] == "pass" for v in target_hard)
     skipped = sum(v["status"] == "skip" for v in target_hard)
     lines.append(f"Hard contracts on the target: {passed} pass, {len(failing)} fail, {skipped} skipped; "
                  f"committee: {', '.join(f'`{m}`' for m in prov.state.committee) or 'none'}.")
+    if getattr(prov.state, "skip_guaranteed", False):
+        lines.append("Opt-out: `--mlip-skip-guaranteed`: energy-force consistency and Jacobian symmetry were not "
+                     "measured on autograd models.")
     kinds = {(c.model, c.contract): c for c in (gate.changes if gate else [])}
     rows = [v for v in verdicts if is_gating(v) or (v["model"], v["contract"]) in kinds]
     if rows:

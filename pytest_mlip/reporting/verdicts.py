@@ -59,7 +59,8 @@ def fmt(x) -> str:
 def format_failure(verdict, state) -> str:
     from ..contracts.base import unit_text
 
-    lines = [f"{verdict.contract} FAILED on {verdict.model} ({'hard' if verdict.hard else 'soft'}, {verdict.basis})",
+    what = "ERROR (the model could not be evaluated)" if verdict.status == "error" else "FAILED"
+    lines = [f"{verdict.contract} {what} on {verdict.model} ({'hard' if verdict.hard else 'soft'}, {verdict.basis})",
              f"  {verdict.reason}"]
     worst = verdict.worst()
     if worst is not None:
@@ -159,6 +160,15 @@ def summary_lines(verdicts: list[dict], state, gate=None, updating: bool = False
             worst = next((p for p in v.get("probes", []) if p["probe"] == v.get("worst_probe")), {})
             note = f"; {worst['message']}" if worst.get("message") else ""
             lines.append(f"  {v['contract']} on {v['model']}: {v['reason']}{note}")
+    lines += energy_force_crossref(verdicts)
+    partial = [v for v in verdicts if v["status"] in ("pass", "fail") and any(p.get("status") == "skip"
+                                                                                for p in v.get("probes", []))]
+    if partial:
+        lines.append("probes skipped inside a verdict (the verdict covers only the rest):")
+        for v in partial:
+            skipped = [p for p in v["probes"] if p.get("status") == "skip"]
+            lines.append(f"  {v['contract']} on {v['model']}: {len(skipped)} of {len(v['probes'])} probe(s) skipped "
+                         f"({skipped[0].get('message', '')})")
     cost: dict[str, list[float]] = {}
     for v in verdicts:
         c = cost.setdefault(v["model"], [0, 0, 0.0])
@@ -183,6 +193,32 @@ def summary_lines(verdicts: list[dict], state, gate=None, updating: bool = False
     lines.append(f"viol_max over active hard contracts on {state.target}: {fmt(worst)}; {verdict}. "
                  "A verdict holds only for its setting (structures, tolerances).")
     return lines
+
+
+def energy_force_crossref(verdicts: list[dict]) -> list[str]:
+    """For each failed symmetry verdict: does energy-force consistency hold on its worst structure, same model?
+
+    A model whose forces are not the gradient of its energy fails rotation or translation too; this line says
+    which law is the root, from the energy-force verdict's probe on the same structure (when it ran there).
+    """
+    ef = {v["model"]: v for v in verdicts if v.get("check") == "energy_force"}
+    out = []
+    for v in verdicts:
+        if v.get("check") != "symmetry" or v["status"] != "fail" or not v.get("worst_probe"):
+            continue
+        probe = v["worst_probe"]
+        e = ef.get(v["model"])
+        p = next((p for p in (e or {}).get("probes", []) if p["probe"] == probe), None)
+        if e is None or e["status"] == "skip":
+            state = "not measured (" + (e["reason"] if e else "energy-force contract not run") + ")"
+        elif p is None or p.get("status") != "ok":
+            state = "not measured on this structure" + (f" ({p.get('message')})" if p and p.get("message") else "")
+        else:
+            n = p.get("normalized")
+            state = (f"{'BROKEN' if n > 1 else 'holds'} there (v/tau {fmt(n)}; "
+                     f"{'the symmetry failure may come from forces that are not -dE/dx' if n > 1 else 'the forces are the gradient of the energy'})")
+        out.append(f"  {v['contract']} on {v['model']} fails on {probe}: energy-force consistency {state}")
+    return (["symmetry failures read against energy-force consistency on the same structure:"] + out) if out else []
 
 
 def _name_matches(verdict_model: str, spec: str) -> bool:

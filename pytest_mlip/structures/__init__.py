@@ -15,6 +15,49 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 VACUUM = 10.0  # A of vacuum around isolated structures and above slabs
+#: lattice constants (A) a contract may state: below 1 A is no crystal (a value in nm, say), above 50 A a typo
+LATTICE_RANGE = (1.0, 50.0)
+#: repeats and slab sizes per direction
+MAX_REPEAT = 20
+
+
+def check_symbol(symbol: str) -> str:
+    """A chemical element symbol, or a one-line error naming it."""
+    from ase.data import atomic_numbers
+
+    if not isinstance(symbol, str) or symbol not in atomic_numbers or symbol == "X":
+        raise ValueError(f"unknown element symbol {symbol!r}; use a symbol of the periodic table (H, He, Li, ...)")
+    return symbol
+
+
+def check_formula(formula: str) -> str:
+    """A chemical formula whose every symbol is an element (``Cu3Ni3``, ``NaCl``)."""
+    from ase.symbols import string2symbols
+
+    try:
+        symbols = string2symbols(formula)
+    except Exception:
+        raise ValueError(f"{formula!r} is not a chemical formula (write it like Cu3Ni3 or NaCl)") from None
+    if not symbols:
+        raise ValueError(f"{formula!r} is an empty formula")
+    for sym in symbols:
+        check_symbol(sym)
+    return formula
+
+
+def check_counts(v, what: str):
+    """Cell repeats or slab sizes: whole numbers from 1 to MAX_REPEAT per direction."""
+    if any(not (1 <= n <= MAX_REPEAT) for n in v):
+        raise ValueError(f"{what} {list(v)}: each count must be between 1 and {MAX_REPEAT}")
+    return v
+
+
+def check_lattice(value: float | None, what: str = "lattice constant") -> float | None:
+    lo, hi = LATTICE_RANGE
+    if value is not None and not (lo <= value <= hi):
+        raise ValueError(f"{what} {value:g} is outside [{lo:g}, {hi:g}] A; lattice constants are in Angstrom "
+                         f"(Cu: a = 3.61, not 0.361 nm)")
+    return value
 
 
 class _Spec(BaseModel):
@@ -66,6 +109,8 @@ class Atom(_Spec):
     kind: Literal["atom"] = "atom"
     element: str
 
+    _element = field_validator("element")(classmethod(lambda cls, v: check_symbol(v)))
+
     def label(self) -> str:
         return self.element
 
@@ -82,7 +127,14 @@ class Dimer(_Spec):
 
     kind: Literal["dimer"] = "dimer"
     elements: tuple[str, str]
-    distance: float = Field(gt=0.05, le=20.0)
+    distance: float = Field(gt=0.05, le=20.0, description="A")
+
+    @field_validator("elements")
+    @classmethod
+    def _elements(cls, v):
+        for sym in v:
+            check_symbol(sym)
+        return v
 
     def label(self) -> str:
         return f"{''.join(self.elements)}@{self.distance:g}A"
@@ -100,8 +152,10 @@ class Cluster(_Spec):
 
     kind: Literal["cluster"] = "cluster"
     symbols: str  # chemical formula, e.g. "Cu4Ni2"
-    min_distance: float = Field(2.0, gt=0.5)
-    radius: float | None = None  # sphere radius (A); default from the atom count
+    min_distance: float = Field(2.0, gt=0.5, le=6.0, description="A")
+    radius: float | None = Field(None, gt=0.0, le=100.0, description="sphere radius (A); default from the count")
+
+    _symbols = field_validator("symbols")(classmethod(lambda cls, v: check_formula(v)))
 
     def label(self) -> str:
         return f"{self.symbols}-cluster/s{self.seed}"
@@ -142,6 +196,22 @@ class Bulk(_Spec):
     repeat: tuple[int, int, int] = (1, 1, 1)
     strain: tuple[float, float, float, float, float, float] | None = None  # Voigt, applied to the cell
 
+    _name = field_validator("name")(classmethod(lambda cls, v: check_formula(v)))
+
+    @field_validator("a", "c")
+    @classmethod
+    def _lattice(cls, v, info):
+        return check_lattice(v, f"lattice constant {info.field_name}")
+
+    _repeat = field_validator("repeat")(classmethod(lambda cls, v, info: check_counts(v, info.field_name)))
+
+    @field_validator("strain")
+    @classmethod
+    def _strain(cls, v):
+        if v is not None and any(abs(x) > 0.3 for x in v):
+            raise ValueError(f"strain {list(v)}: Voigt components are fractions, |e| <= 0.3 (0.01 is 1 %)")
+        return v
+
     def label(self) -> str:
         rep = "x".join(map(str, self.repeat))
         tag = self.crystalstructure or ""
@@ -171,7 +241,12 @@ class Slab(_Spec):
     facet: Literal["fcc111", "fcc100", "fcc110", "bcc110", "bcc100", "bcc111", "hcp0001"]
     size: tuple[int, int, int] = (2, 2, 3)
     a: float | None = None
-    vacuum: float = VACUUM
+    vacuum: float = Field(VACUUM, ge=3.0, le=100.0, description="A of vacuum above the slab")
+
+    _element = field_validator("element")(classmethod(lambda cls, v: check_symbol(v)))
+    _a = field_validator("a")(classmethod(lambda cls, v: check_lattice(v)))
+
+    _size = field_validator("size")(classmethod(lambda cls, v, info: check_counts(v, info.field_name)))
 
     def label(self) -> str:
         return f"{self.element}({self.facet[3:]})-{'x'.join(map(str, self.size))}"

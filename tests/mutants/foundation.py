@@ -138,3 +138,15 @@ class StressScaled(AddedTerm):
 
 #: lower-case alias used in some plugin tests' command lines
 short_range_hole = ShortRangeHole
+
+
+class CallToCallNoise(AddedTerm):
+    """Adds a random energy offset (~1e-3 eV/atom) and force noise (~1e-3 eV/A) on every call: dropout left on."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.rng = np.random.default_rng()
+
+    def term(self, atoms):
+        n = len(atoms)
+        return float(self.rng.normal(0, 1e-3) * n), self.rng.normal(0, 1e-3, (n, 3)), None

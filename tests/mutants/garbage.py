@@ -1,0 +1,84 @@
+"""Calculators whose outputs are garbage, chosen by a corruption name (the self-attack suite draws them).
+
+``Corrupted(corruption)`` wraps the clean Morse reference and corrupts one output on structures of at least
+``min_atoms`` atoms. ``from_env`` is a factory for plugin runs: the corruption comes from
+``MLIP_TEST_CORRUPTION`` (and ``MLIP_TEST_CORRUPTION_MIN_ATOMS``).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from ase.calculators.calculator import Calculator, all_changes
+
+from . import clean_morse
+
+
+def _corrupt(kind: str, value, n: int):
+    if kind == "nan":
+        return np.asarray(value, dtype=float) * np.nan
+    if kind == "inf":
+        return np.asarray(value, dtype=float) + np.inf
+    if kind == "string":
+        return "0.0"
+    if kind == "none":
+        return None
+    if kind == "complex":
+        return np.asarray(value, dtype=float) + 1j
+    if kind == "bool":
+        return True
+    if kind == "object":
+        return object()
+    if kind == "per_atom":
+        return np.full(n, float(np.sum(value)) / max(n, 1))
+    if kind == "flat":
+        return np.asarray(value, dtype=float).reshape(-1)
+    if kind == "short":
+        return np.asarray(value, dtype=float)[:-1]
+    if kind == "extra_row":
+        return np.vstack([np.atleast_2d(value), np.zeros((1, np.atleast_2d(value).shape[1]))])
+    if kind == "ragged":
+        return [[1.0, 2.0], [3.0]]
+    raise ValueError(kind)
+
+
+#: corruptions that make each output garbage (not every kind fits every output)
+CORRUPTIONS = {
+    "energy": ["nan", "inf", "string", "none", "complex", "bool", "object", "per_atom", "ragged"],
+    "forces": ["nan", "inf", "string", "none", "complex", "object", "flat", "short", "extra_row", "ragged"],
+    "stress": ["nan", "inf", "string", "complex", "short", "ragged"],
+    "missing": ["energy", "forces"],
+}
+
+
+class Corrupted(Calculator):
+    implemented_properties = ["energy", "forces", "stress"]
+
+    def __init__(self, prop: str, kind: str, min_atoms: int = 0, **kwargs):
+        super().__init__(**kwargs)
+        self.base = clean_morse()
+        self.prop, self.kind, self.min_atoms = prop, kind, min_atoms
+        self.mlip_metadata = {"cutoff": 5.0, "dtype": "float64", "conservative": True}
+
+    def calculate(self, atoms=None, properties=("energy",), system_changes=all_changes):
+        super().calculate(atoms, properties, system_changes)
+        work = self.atoms.copy()
+        want = ["energy", "forces"] + (["stress"] if work.pbc.all() else [])
+        self.base.calculate(work, want, all_changes)
+        out = {k: self.base.results[k] for k in want}
+        if len(work) >= self.min_atoms:
+            if self.prop == "hang":  # a model stuck in one call (the timeout's test)
+                import time
+
+                time.sleep(float(self.kind))
+            elif self.prop == "missing":
+                out.pop(self.kind, None)
+            elif self.prop in out:
+                out[self.prop] = _corrupt(self.kind, out[self.prop], len(work))
+        self.results = out
+
+
+def from_env():
+    prop, _, kind = os.environ.get("MLIP_TEST_CORRUPTION", "energy:nan").partition(":")
+    return Corrupted(prop, kind, int(os.environ.get("MLIP_TEST_CORRUPTION_MIN_ATOMS", "0")))
