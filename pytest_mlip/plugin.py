@@ -19,7 +19,7 @@ from .errors import MlipError
 CONTRACT_GLOB = "mlip_*.toml"
 
 #: provenance store, reports and the CI gate (their own options and hooks)
-pytest_plugins = ["pytest_mlip.provenance.plugin", "pytest_mlip.adversary.plugin"]
+pytest_plugins = ["pytest_mlip.provenance.plugin", "pytest_mlip.adversary.plugin", "pytest_mlip.reference.plugin"]
 
 
 def pytest_addoption(parser):

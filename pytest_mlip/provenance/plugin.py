@@ -323,8 +323,9 @@ def _finish_run(prov):
     required = [ids["verdict"] for v, ids in entries if is_gating(v)]
     texts = {ids["verdict"]: {"reproduce": ids.get("reproduce"), "worst_file": v.get("worst_file")}
              for v, ids in entries}
+    refs = [r for _, ids in entries for r in ids.get("references", [])]  # --mlip-reference decisions
     run_art = run_artifact(prov.run_id, prov.code_version, prov.state.target, list(prov.state.committee), vids,
-                           required, texts)
+                           required, texts, references=refs)
     prov.flush([run_art])
     models = {}
     for v, ids in entries:

@@ -269,11 +269,14 @@ def verdict_artifacts(verdict, evaluator, code_version: str, run: str | None = N
 
 
 def run_artifact(run_id: str, code_version: str, target: str, committee: list[str], verdict_ids: list[str],
-                 required: list[str], texts: dict) -> Artifact:
-    """The run itself: cites every verdict; ``required`` are the failed hard contracts on the target."""
-    return Artifact(kind="run", value={"target": target, "committee": list(committee), "verdicts": len(verdict_ids),
-                                       "required": sorted(required), "texts": texts},
+                 required: list[str], texts: dict, references: list[str] = ()) -> Artifact:
+    """The run itself: cites every verdict (and reference decision); ``required`` are the failed hard contracts."""
+    value = {"target": target, "committee": list(committee), "verdicts": len(verdict_ids),
+             "required": sorted(required), "texts": texts}
+    if references:
+        value["references"] = len(references)
+    return Artifact(kind="run", value=value,
                     routine="pytest_mlip.provenance.plugin", params={"run_id": run_id},
-                    parents=tuple(verdict_ids), model=None, code_version=code_version,
+                    parents=tuple(verdict_ids) + tuple(references), model=None, code_version=code_version,
                     reason="the verdicts of one pytest run; a report must claim every required one",
                     context={}, run=run_id)
