@@ -88,6 +88,8 @@ class Engine:
     name: ClassVar[str] = ""
     module: ClassVar[str] = ""
     extra: ClassVar[str] = ""
+    #: can it compute periodic cells (slabs, bulk)?
+    periodic: ClassVar[bool] = True
 
     def __init__(self, method: Method | None = None):
         self.method = method or self.default_method()
@@ -115,6 +117,9 @@ class Engine:
 
     def domain_error(self, atoms) -> str | None:
         """Why ``atoms`` is outside this engine's domain, or None."""
+        if not self.periodic and np.any(atoms.pbc) and atoms.cell.rank > 0 and not atoms.info.get("isolated"):
+            return (f"{self.name} computes isolated molecules; a periodic cell (slab, bulk) needs a periodic engine "
+                    "(--mlip-reference=gpaw)")
         return None
 
     def compute(self, atoms) -> Result:  # pragma: no cover
@@ -138,9 +143,12 @@ class PySCF(Engine):
         return Method(engine="pyscf", functional="PBE", basis="def2-SVP", mode="molecular", conv_tol=1e-8,
                       max_cycle=150)
 
+    periodic = False
+
     def domain_error(self, atoms) -> str | None:
-        if np.any(atoms.pbc) and atoms.cell.rank > 0 and not atoms.info.get("isolated"):
-            return "pyscf computes isolated molecules here; a periodic cell (slab, bulk) needs --mlip-reference=gpaw"
+        why = super().domain_error(atoms)
+        if why:
+            return why
         try:
             from pyscf import gto
 
@@ -192,8 +200,10 @@ class PySCF(Engine):
         return np.array([dma, dmb])
 
     def compute(self, atoms) -> Result:
-        from pyscf import dft
+        from pyscf import dft, lib
 
+        # one OpenMP thread unless asked: on a shared or busy machine more threads made H2 30x slower here
+        lib.num_threads(int(os.environ.get("PYTEST_MLIP_REFERENCE_THREADS", "1")))
         why = self.domain_error(atoms)
         if why:
             raise OutsideDomain(why)

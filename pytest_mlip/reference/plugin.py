@@ -71,12 +71,6 @@ def pytest_configure(config):
     config.stash[REF_KEY] = ReferenceRun(eng, Cache(Path(state.output) / "reference"), Budget(budget))
 
 
-def failing_probes(verdict) -> list:
-    """The verdict's probes with v/tau above one, worst first."""
-    bad = [p for p in verdict.probes if p.status == "ok" and p.normalized is not None and p.normalized > 1.0]
-    return sorted(bad, key=lambda p: -p.normalized)
-
-
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_call(item):
     ref = item.config.stash.get(REF_KEY, None)
@@ -88,39 +82,25 @@ def pytest_runtest_call(item):
 
 
 def _settle_item(item, ref):
-    from ..contracts import CHECKS
     from ..evaluation import evaluator_for
     from ..provenance.plugin import PROV_KEY
-    from .cards import ProbeCase, card_for
-    from .settle import settle
+    from .settle import settle_verdict
 
-    verdict = item.verdict
-    card = card_for(verdict.check)
-    if card is None:
-        return
-    probes = failing_probes(verdict)
-    if not probes:
-        return
     prov = item.config.stash.get(PROV_KEY, None)
     props = item.user_properties
     k = next((i for i, (key, _) in enumerate(props) if key == "mlip_artifacts"), None)
     ids = json.loads(props[k][1]) if k is not None else {"probes": {}}
-    built = {p.id: p for p in CHECKS[verdict.check]().probes(item.settings)}
-    model = evaluator_for(item.model).model
-    for p in probes:
-        case = ProbeCase(verdict.contract, p.probe, built.get(p.probe), {**p.violations, **p.observables},
-                         worst_atoms=p.atoms, tolerance=dict(verdict.tolerance))
-        pid = ids.get("probes", {}).get(p.probe, {})
-        parents = {**pid.get("violations", {}), **pid.get("observables", {})}
-        st = settle(card, item.settings, case, ref.engine, ref.cache, ref.budget, model=model, parents=parents,
-                    code_version=prov.code_version if prov else "", run=prov.run_id if prov else None)
+    done = settle_verdict(item.verdict, item.settings, ref.engine, ref.cache, ref.budget,
+                          model=evaluator_for(item.model).model, probe_ids=ids.get("probes", {}),
+                          code_version=prov.code_version if prov else "", run=prov.run_id if prov else None)
+    for st in done:
         ref.settled.append(st)
         if prov is not None:
             prov.flush(st.artifacts)
-        if p.probe in ids.get("probes", {}):
-            ids["probes"][p.probe]["reference"] = st.ids
+        if st.probe in ids.get("probes", {}):
+            ids["probes"][st.probe]["reference"] = st.ids
             ids.setdefault("references", []).append(st.ids["decision"])
-    if k is not None:
+    if k is not None and done:
         props[k] = ("mlip_artifacts", json.dumps(ids, sort_keys=True))
 
 

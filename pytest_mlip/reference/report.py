@@ -34,3 +34,18 @@ def reference_cited(probe: dict) -> list[str]:
         return []
     return ([ref["decision"]["artifact"]] + [c["artifact"] for c in ref["observables"].values()]
             + [c["artifact"] for c in ref["points"].values()])
+
+
+def reference_rows(verdicts: list[dict]) -> list[dict]:
+    """One row per settled probe for the report's reference section (target verdicts, report order)."""
+    out = []
+    for v in verdicts:
+        for p in v["probes"]:
+            ref = p.get("reference")
+            if not ref:
+                continue
+            q = ref["decision"]["quantity"]
+            model_value = p["observables"].get(q) or p["violations"].get(q)
+            out.append({"contract": v["contract"], "model": v["model"], "probe": p["probe"], "quantity": q,
+                        "model_value": model_value, "reference": ref["observables"].get(q), "ref": ref})
+    return out

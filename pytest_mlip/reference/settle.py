@@ -98,7 +98,7 @@ def settle(card: Card, settings, case: ProbeCase, engine: Engine, cache: Cache |
     parents = parents or {}
     st = Settlement(case.contract, case.probe, engine.name, UNDECIDED, "", card.quantity,
                     model_value=_num(case.values.get(card.quantity)))
-    why = card.domain_error(settings, case, engine.name)
+    why = card.domain_error(settings, case)
     configs: list[RefConfig] = []
     if not why:
         configs = card.configurations(settings, case)
@@ -195,3 +195,34 @@ def _artifacts(st: Settlement, card: Card, engine: Engine, model, parents: dict,
     st.artifacts.append(dec)
     st.ids = {"engine": engine.name, "method": engine.method.label(), "observables": obs_ids, "points": point_ids,
               "decision": dec.id}
+
+
+def failing_probes(verdict) -> list:
+    """The verdict's probes with v/tau above one, worst first."""
+    bad = [p for p in verdict.probes if p.status == "ok" and p.normalized is not None and p.normalized > 1.0]
+    return sorted(bad, key=lambda p: -p.normalized)
+
+
+def settle_verdict(verdict, settings, engine: Engine, cache: Cache | None, budget: Budget, model=None,
+                   probe_ids: dict | None = None, code_version: str = "", run: str | None = None) -> list[Settlement]:
+    """Settle every failing probe of a verdict (worst first) whose check has a card; [] when it has none.
+
+    ``probe_ids`` is the verdict's artifact map per probe (violations, observables), cited by the decisions.
+    """
+    from ..contracts import CHECKS
+    from .cards import card_for
+
+    card = card_for(verdict.check)
+    probes = failing_probes(verdict)
+    if card is None or not probes:
+        return []
+    built = {p.id: p for p in CHECKS[verdict.check]().probes(settings)}
+    out = []
+    for p in probes:
+        case = ProbeCase(verdict.contract, p.probe, built.get(p.probe), {**p.violations, **p.observables},
+                         worst_atoms=p.atoms, tolerance=dict(verdict.tolerance))
+        pid = (probe_ids or {}).get(p.probe, {})
+        parents = {**pid.get("violations", {}), **pid.get("observables", {})}
+        out.append(settle(card, settings, case, engine, cache, budget, model=model, parents=parents,
+                          code_version=code_version, run=run))
+    return out

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..errors import MlipError
 from ..provenance.artifact import SHORT_ID, finite_or_str
-from ..reference.report import reference_cited, reference_entry, reference_ids
+from ..reference.report import reference_cited, reference_entry, reference_ids, reference_rows
 from .claims import SIG, claim, fmt_value
 
 FORMAT = "pytest-mlip-report"
@@ -262,6 +262,7 @@ def _context(data: dict, figs: list[dict]) -> dict:
         "skipped": [v for v in verdicts if v["status"]["text"] == "skip"],
         "figs": figs, "key_tables": F.key_observables(data),
         "color_of": F.color_of, "cell_style": F.cell_style, "gate": data.get("gate"),
+        "references": reference_rows(verdicts),
     }
 
 

@@ -78,8 +78,6 @@ class Card:
     check: ClassVar[str] = ""
     #: the observable (or violation) the decision compares, named as the model's
     quantity: ClassVar[str] = ""
-    #: engines that can compute the card's configurations at all
-    engines: ClassVar[tuple[str, ...]] = ("pyscf", "gpaw")
     #: measured method spread of ``quantity`` per probe key (two engines or basis sets), with its source
     spread: ClassVar[dict[str, float]] = {}
     spread_source: ClassVar[str] = ""
@@ -103,9 +101,8 @@ class Card:
         """The smallest half-width of the band (before the method spread)."""
         return 0.0
 
-    def domain_error(self, settings, case: ProbeCase, engine: str) -> str | None:
-        if engine not in self.engines:
-            return f"{self.check} needs {' or '.join(self.engines)}; {engine} cannot compute its configurations"
+    def domain_error(self, settings, case: ProbeCase) -> str | None:
+        """Why this probe cannot be settled at all (before any engine is asked), or None."""
         return None
 
     def spread_key(self, case: ProbeCase) -> str:

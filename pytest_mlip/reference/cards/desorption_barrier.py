@@ -8,7 +8,6 @@ from . import Card, ProbeCase, RefConfig
 class DesorptionBarrierCard(Card):
     check = "desorption_barrier"
     quantity = "rise"
-    engines = ("gpaw",)  # a periodic slab: out of a molecular code's reach
     spread: dict[str, float] = {}
     spread_source = "one engine only for slabs (no second method measured); the band is the law's tau"
     table = (("reference: rise_ref = E(dz at the model's maximum) - E(dz_max) on the model's own scan "
@@ -21,10 +20,7 @@ class DesorptionBarrierCard(Card):
     def spread_key(self, case: ProbeCase) -> str:
         return str(case.values.get("case") or case.probe)
 
-    def domain_error(self, settings, case: ProbeCase, engine: str) -> str | None:
-        why = super().domain_error(settings, case, engine)
-        if why:
-            return why
+    def domain_error(self, settings, case: ProbeCase) -> str | None:
         if case.worst_atoms is None or case.values.get("dz_at_max") is None:
             return "the model's scan has no interior maximum here: no barrier position to compute"
         return None

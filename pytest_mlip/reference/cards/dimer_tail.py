@@ -22,7 +22,6 @@ def _atom_spin(el: str) -> int:
 class DimerTailCard(Card):
     check = "dimer_tail"
     quantity = "tail_fraction"
-    engines = ("pyscf", "gpaw")
     #: |f_gpaw - f_pyscf| at 4.5 A (GPAW PBE LCAO dzp vs PySCF PBE/def2-SVP), measured for issue 15
     spread = {"Cu": 0.009, "Sb": 0.010}
     spread_source = ("|f(GPAW PBE LCAO dzp) - f(PySCF PBE/def2-SVP)| at 4.5 A: Cu2 0.049 vs 0.058, "

@@ -12,7 +12,6 @@ POINTS = 6
 class RepulsiveWallCard(Card):
     check = "repulsive_wall"
     quantity = "drop"
-    engines = ("pyscf", "gpaw")
     spread: dict[str, float] = {}
     spread_source = "no second method measured on compressed dimers; the band is the law's tau"
     table = ((f"reference: drop_ref = the largest inward fall of the reference energy over {POINTS} points from the "
@@ -21,14 +20,9 @@ class RepulsiveWallCard(Card):
     def floor(self, settings, case: ProbeCase) -> float:
         return float(case.tolerance.get("drop", settings.tolerance["drop"]))
 
-    def domain_error(self, settings, case: ProbeCase, engine: str) -> str | None:
-        why = super().domain_error(settings, case, engine)
-        if why:
-            return why
+    def domain_error(self, settings, case: ProbeCase) -> str | None:
         if case.built is None:
             return "the probe is not in the contract's settings"
-        if engine == "pyscf" and case.built.params.get("kind") != "dimer":
-            return "a surface approach is a periodic slab: out of pyscf's reach (use gpaw)"
         return None
 
     def _grid(self, case: ProbeCase) -> np.ndarray:
