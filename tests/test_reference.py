@@ -264,6 +264,12 @@ def test_plugin_settles_failing_probes_into_the_report_and_the_judge_passes(run,
     assert set(ref["observables"]) <= set(probe["observables"]) | set(probe["violations"])
     assert math.isclose(ref["observables"]["tail_fraction"]["value"], fake_f_ref(), rel_tol=0.02)
     assert len(ref["points"]) == 5 and all(p["value"]["converged"] for p in ref["points"].values())
+    # reference points on the model's tail curve, anchored like it (zero at the tail distance), drawn in its figure
+    assert ref["curve"]["x"]["values"][-1] == 4.5 and ref["curve"]["y"]["values"][-1] == 0.0
+    assert "curve_r" in probe["series"] and list((pytester.path / "rep" / "figures").glob("curves-tail-cu-*.png"))
+    from pytest_mlip.reporting.figures import curve_sets
+
+    assert curve_sets(data)[0]["probes"][0]["reference"]["label"] == "fake PBE/morse"
     md = (pytester.path / "rep" / "report.md").read_text()
     assert "Reference" in md and "confirmed" in md
     from pytest_mlip.reporting.judge import judge_file

@@ -7,7 +7,7 @@ def reference_ids(pid: dict) -> list[str]:
     """Artifact ids of a probe's reference (for the report's completeness check and snapshot)."""
     ref = pid.get("reference") or {}
     out = [ref.get("decision")] + list((ref.get("observables") or {}).values())
-    out += list((ref.get("points") or {}).values())
+    out += list((ref.get("points") or {}).values()) + list((ref.get("curve") or {}).values())
     return [i for i in out if i]
 
 
@@ -25,6 +25,7 @@ def reference_entry(pid: dict, arts: dict) -> dict | None:
         "decision": {"text": dec.value, "artifact": dec.id, "quantity": dec.params.get("quantity"),
                      "reason": dec.params.get("reason", ""), "band": dec.params.get("band")},
         "points": {k: {"value": arts[a].value, "artifact": a} for k, a in (ref.get("points") or {}).items()},
+        "curve": {k: {"values": arts[a].value, "artifact": a} for k, a in (ref.get("curve") or {}).items()},
     }
 
 
@@ -33,7 +34,7 @@ def reference_cited(probe: dict) -> list[str]:
     if not ref:
         return []
     return ([ref["decision"]["artifact"]] + [c["artifact"] for c in ref["observables"].values()]
-            + [c["artifact"] for c in ref["points"].values()])
+            + [c["artifact"] for c in ref["points"].values()] + [c["artifact"] for c in ref.get("curve", {}).values()])
 
 
 def reference_rows(verdicts: list[dict]) -> list[dict]:

@@ -88,6 +88,7 @@ class Settlement:
     band: dict | None = None
     points: list[dict] = field(default_factory=list)  # per configuration: name, role, key, result fields, cached
     seconds: float = 0.0
+    curve: tuple[list, list] | None = None  # reference points on the model's curve (x, y)
     artifacts: list[Artifact] = field(default_factory=list)
     ids: dict = field(default_factory=dict)  # engine, observables{name: id}, decision id, points{name: id}
 
@@ -137,6 +138,7 @@ def settle(card: Card, settings, case: ProbeCase, engine: Engine, cache: Cache |
             energies[c.name] = hit.energy
     if not st.reason:
         st.observables = {k: v for k, v in card.observables(settings, case, energies).items() if _finite(v)}
+        st.curve = card.curve(settings, case, energies)
         ref = st.observables.get(card.quantity)
         if ref is None:
             st.reason = f"the reference gives no {card.quantity} here (e.g. an unbound reference curve)"
@@ -183,8 +185,18 @@ def _artifacts(st: Settlement, card: Card, engine: Engine, model, parents: dict,
                      run=run)
         st.artifacts.append(a)
         obs_ids[name] = a.id
+    series_ids = {}
+    if st.curve is not None:
+        for name, values in zip(("x", "y"), st.curve):
+            a = Artifact(kind="series", value=[float(v) for v in values], routine=card_routine.replace(
+                         ".observables", ".curve"), params={**base, "name": f"reference_{name}"},
+                         parents=tuple(point_ids.values()), model=None, code_version=code_version,
+                         reason=f"reference points ({name}) on the model's curve of probe {st.probe}", context={},
+                         run=run)
+            st.artifacts.append(a)
+            series_ids[name] = a.id
     cited = [parents[st.quantity]] if parents.get(st.quantity) else []
-    cited += list(obs_ids.values()) or list(point_ids.values())
+    cited += (list(obs_ids.values()) + list(series_ids.values())) or list(point_ids.values())
     dec = Artifact(kind="reference_decision", value=st.decision, routine=DECISION_ROUTINE,
                    params={**base, "quantity": st.quantity, "model_value": st.model_value, "band": st.band,
                            "reason": st.reason, "table": [list(r) for r in card.table_rows()],
@@ -194,7 +206,7 @@ def _artifacts(st: Settlement, card: Card, engine: Engine, model, parents: dict,
                           f"{st.quantity}", context={}, run=run)
     st.artifacts.append(dec)
     st.ids = {"engine": engine.name, "method": engine.method.label(), "observables": obs_ids, "points": point_ids,
-              "decision": dec.id}
+              "curve": series_ids, "decision": dec.id}
 
 
 def failing_probes(verdict) -> list:

@@ -185,6 +185,10 @@ def curve_sets(data: dict) -> list[dict]:
                     "normalized": _num(p.get("normalized"))})
                 if v["model"] == target and (_num(p.get("normalized")) or 0) > 1:
                     failing[p["probe"]] = True
+                curve = (p.get("reference") or {}).get("curve") or {}
+                if v["model"] == target and curve.get("x") and curve.get("y"):  # --mlip-reference points
+                    entry["reference"] = {"x": curve["x"]["values"], "y": curve["y"]["values"],
+                                          "label": p["reference"]["method"] or p["reference"]["engine"]}
         if probes:
             out.append({"contract": c["name"], "check": c["check"], "xname": axes_names[0], "yname": axes_names[1][0],
                         "probes": list(probes.values()), "failing": failing})
@@ -232,6 +236,10 @@ def curves_png(cs: dict, target: str, probes: list[dict] | None = None) -> bytes
             bad = (tgt["normalized"] or 0) > 1
             ax.plot(x, y, color="crimson" if bad else "black", lw=1.4, label=f"{target} (target)")
             allv.extend(y.tolist())
+        ref = pr.get("reference")
+        if ref:
+            ax.plot(ref["x"], ref["y"], "s", mfc="none", mec="tab:blue", ms=5, label=f"reference ({ref['label']})")
+            allv.extend(ref["y"])
         if allv:
             a = np.asarray(allv)
             lo, hi = max(a.min(), -8.0), min(a.max(), 8.0)

@@ -97,6 +97,11 @@ class Card:
         """Reference observables (named as the model's) from the energies of the configurations, by name."""
         raise NotImplementedError  # pragma: no cover
 
+    def curve(self, settings, case: ProbeCase, energies: dict[str, float]) -> tuple[list, list] | None:
+        """Reference points (x, y) on the model's curve of this probe, y anchored as the report draws that curve
+        (relative to its value at the largest x); None when the law has no curve."""
+        return None
+
     def floor(self, settings, case: ProbeCase) -> float:
         """The smallest half-width of the band (before the method spread)."""
         return 0.0

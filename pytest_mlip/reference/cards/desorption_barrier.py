@@ -21,6 +21,9 @@ class DesorptionBarrierCard(Card):
         return str(case.values.get("case") or case.probe)
 
     def domain_error(self, settings, case: ProbeCase) -> str | None:
+        if case.values.get("violation_basis") == "CI-NEB":
+            return ("the worst configuration is the NEB's top image, not a rigid-scan point; this card settles the "
+                    "rigid scan (run the contract with neb = false)")
         if case.worst_atoms is None or case.values.get("dz_at_max") is None:
             return "the model's scan has no interior maximum here: no barrier position to compute"
         return None
@@ -38,6 +41,10 @@ class DesorptionBarrierCard(Card):
             a.info = {"spin": int(sum(a.numbers)) % 2}
         return [RefConfig("peak", f"the model's maximum, dz = {dz:g} A", peak),
                 RefConfig("asymptote", f"dz = {settings.dz_max:g} A (the scan's asymptote)", far)]
+
+    def curve(self, settings, case: ProbeCase, energies: dict[str, float]):
+        return ([float(case.values["dz_at_max"]), float(settings.dz_max)],
+                [float(energies["peak"] - energies["asymptote"]), 0.0])
 
     def observables(self, settings, case: ProbeCase, energies: dict[str, float]) -> dict[str, float]:
         return {"rise": float(energies["peak"] - energies["asymptote"])}

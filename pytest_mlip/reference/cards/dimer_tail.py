@@ -73,6 +73,12 @@ class DimerTailCard(Card):
             out["tail_fraction"] = float(tail / depth)
         return out
 
+    def curve(self, settings, case: ProbeCase, energies: dict[str, float]):
+        r_eq = self.centre(case)
+        xs = [round(r_eq + o, 4) for o in OFFSETS] + [float(settings.distance)]
+        es = [energies[f"near-eq-{k}"] for k in range(len(OFFSETS))] + [energies["tail"]]
+        return xs, [float(e - energies["tail"]) for e in es]
+
     @staticmethod
     def centre(case: ProbeCase) -> float:
         r_eq = float(case.values.get("r_eq") or 2 * case.built.params["rcov"])

@@ -43,6 +43,14 @@ class RepulsiveWallCard(Card):
             out.append(RefConfig(f"r{k}", f"separation {d:g} A", atoms))
         return out
 
+    def curve(self, settings, case: ProbeCase, energies: dict[str, float]):
+        r = self._grid(case)
+        e = [energies[f"r{k}"] for k in range(len(r))]
+        curve_e = case.values.get("curve_E") or []
+        # anchored at r_eq to the model's own curve there (the reference is not computed at the curve's far end)
+        offset = float(case.values["E_eq"]) - float(curve_e[-1]) if curve_e and "E_eq" in case.values else 0.0
+        return [float(x) for x in r], [float(x - e[-1] + offset) for x in e]
+
     def observables(self, settings, case: ProbeCase, energies: dict[str, float]) -> dict[str, float]:
         from ...contracts.repulsive_wall import wall_violation
 
