@@ -41,8 +41,8 @@ def main(argv=None):
     for st in settle_verdict(v, settings, eng, Cache(args.cache), Budget(None)):
         for pt in st.points:
             print(f"  point {pt['name']:<9} {pt['role']:<40} E {pt['energy']} eV converged {pt['converged']} "
-                  f"{pt['seconds']:.1f} s (kpts {pt['details'].get('kpts')}, {len(pt['formula'])} chars formula "
-                  f"{pt['formula']}) cached {pt['cached']}")
+                  f"{pt['seconds']:.1f} s (kpts {pt['details'].get('kpts')}, {pt['formula']}) cached {pt['cached']}"
+                  + (f" error {pt['details']['error']}" if "error" in pt["details"] else ""))
         print(f"  reference rise {st.observables.get('rise')} eV; band {st.band}; model {st.model_value:.4f} eV "
               f"-> {st.decision.upper()}: {st.reason}")
     if not v.probes or (p.normalized or 0) <= 1:

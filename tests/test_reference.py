@@ -163,6 +163,18 @@ def test_non_convergence_is_undecided(fake, tmp_path):
     assert dec.value == UNDECIDED and bad[0].id in dec.parents
 
 
+def test_a_crashed_engine_is_undecided_and_not_cached(fake, tmp_path, monkeypatch):
+    card = card_for("dimer_tail")
+    settings, case = tail_case(0.3)
+
+    def crash(self, atoms):
+        raise E.EngineFailure("fake exited 1: segmentation fault")
+
+    monkeypatch.setattr(FakeEngine, "compute", crash)
+    st = settle(card, settings, case, fake, Cache(tmp_path), Budget(None))
+    assert st.decision == UNDECIDED and "engine failed" in st.reason and not list(tmp_path.iterdir())
+
+
 def test_outside_the_engine_domain_is_undecided(fake, tmp_path):
     from ase.build import fcc111
 

@@ -45,6 +45,10 @@ class OutsideDomain(MlipError):
     """The configuration is outside what this engine can compute."""
 
 
+class EngineFailure(MlipError):
+    """The engine crashed (not an SCF that failed to converge): nothing is cached, the probe is undecided."""
+
+
 class Method(BaseModel):
     """Everything that determines a reference value besides the configuration (part of the cache key)."""
 
@@ -311,12 +315,15 @@ class GPAW(Engine):
             if self.method.ranks > 1:
                 cmd = ["mpiexec", "--allow-run-as-root", "-n", str(self.method.ranks)] + cmd
             env = {**os.environ, "OMP_NUM_THREADS": "1"}
+            if self.method.ranks > 1:
+                env["GPAW_MPI_BACKEND"] = "cgpaw"  # what `gpaw python` does under mpiexec (gpaw >= 25)
             t0 = time.perf_counter()
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp)
             seconds = time.perf_counter() - t0
             if not (tmp / "out.json").exists():
-                tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-                return Result(None, False, seconds, spin, {"error": f"gpaw exited {proc.returncode}: {tail[0]}"})
+                lines = [x for x in (proc.stderr + proc.stdout).splitlines() if x.strip() and "!" not in x]
+                raise EngineFailure(f"gpaw exited {proc.returncode} after {seconds:.0f} s: "
+                                    f"{(lines[-1:] or ['no output'])[0].strip()}")
             out = json.loads((tmp / "out.json").read_text())
         details = {"ranks": self.method.ranks, "kpts": kpts, "scf_seconds": out.get("seconds")}
         if "error" in out:

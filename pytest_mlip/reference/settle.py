@@ -23,7 +23,7 @@ import numpy as np
 
 from ..provenance.artifact import Artifact, ModelIdentity, canonical
 from .cards import CONFIRMED, REFUTED, UNDECIDED, Card, ProbeCase, RefConfig  # noqa: F401
-from .engines import Engine, OutsideDomain, Result
+from .engines import Engine, EngineFailure, OutsideDomain, Result
 
 DECISION_ROUTINE = "pytest_mlip.reference.cards.Card.decide"
 
@@ -121,6 +121,9 @@ def settle(card: Card, settings, case: ProbeCase, engine: Engine, cache: Cache |
                     hit = engine.compute(c.atoms)
                 except OutsideDomain as exc:
                     st.reason = f"outside the engine's domain: {exc}"
+                    break
+                except EngineFailure as exc:
+                    st.reason = f"the engine failed on {c.name} (nothing cached): {exc}"
                     break
                 budget.spent += hit.seconds
                 st.seconds += hit.seconds
