@@ -327,6 +327,15 @@ def test_verify_an_escalation_folder(fake, tmp_path, monkeypatch):
     assert out["target"] == CLEAN and out["decisions"][0]["decision"] == CONFIRMED
     assert "confirmed" in (folder / "reference" / "verification.md").read_text()
     assert main(["verify", str(tmp_path), "--engine", "fake"]) == 2  # not an escalation folder: one-line error
+    # the detective's other form: the protocol inline as TABLES (JSON)
+    inline = tmp_path / "h2-inline"
+    inline.mkdir()
+    table = {"name": "h2-tail-scope", "check": "dimer_tail", "hard": False, "basis": "disagreement",
+             "elements": ["Cu"], "distance": 4.5, "tolerance": {"tail": 1e-6}}
+    (inline / "reproduce.py").write_text(f"MODELS = [{CLEAN!r}]\nPROTOCOL = None\nTABLES = {json.dumps([table])}\n")
+    assert main(["verify", str(inline), "--engine", "fake"]) == 0
+    out = json.loads((inline / "reference" / "verification.json").read_text())
+    assert out["decisions"][0]["protocol"] == "h2-tail-scope" and out["decisions"][0]["decision"] == CONFIRMED
 
 
 def _fake_choices(add_parser):

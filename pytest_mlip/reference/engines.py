@@ -247,12 +247,13 @@ class PySCF(Engine):
 _GPAW_SCRIPT = r'''
 import json, sys, time
 from ase.io import read
-from gpaw import GPAW, FermiDirac, mpi
+from gpaw import GPAW, FermiDirac, KohnShamConvergenceError, mpi
 spec = json.load(open(sys.argv[1]))
 atoms = read(sys.argv[2])
 m = spec["method"]
 kw = dict(xc=m["functional"], mode=m["mode"], kpts=tuple(spec["kpts"]), occupations=FermiDirac(m["smearing"]),
-          convergence={"energy": m["conv_tol"]}, maxiter=m["max_cycle"], txt=spec["txt"])
+          convergence={"energy": m["conv_tol"]}, maxiter=m["max_cycle"], txt=spec["txt"],
+          symmetry={"point_group": False})  # rattled and lifted geometries: no point-group analysis
 if m["mode"] == "lcao":
     kw["basis"] = m["basis"]
 if spec["spin"] or any(abs(x) > 0 for x in atoms.get_initial_magnetic_moments()):
@@ -265,7 +266,7 @@ t0 = time.perf_counter()
 out = {"converged": True}
 try:
     out["energy"] = float(atoms.get_potential_energy())
-except Exception as exc:  # gpaw raises KohnShamConvergenceError when the SCF does not converge
+except KohnShamConvergenceError as exc:  # the SCF did not converge: a result (undecided), not a crash
     out = {"converged": False, "energy": None, "error": type(exc).__name__ + ": " + str(exc)[:200]}
 out["seconds"] = time.perf_counter() - t0
 if mpi.world.rank == 0:

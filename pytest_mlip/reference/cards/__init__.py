@@ -139,6 +139,24 @@ class Card:
              UNDECIDED)]
 
 
+#: laws without a reference card, and why (README, docs/contracts.md)
+OUT_OF_REACH = {
+    "symmetry": "an exact invariance every DFT code obeys by construction: a reference would restate the law",
+    "zero_net_force": "an exact consequence of translation invariance: a reference would restate the law",
+    "energy_force": "a consistency of the model's own outputs (forces = -dE/dx): nothing external to compare",
+    "jacobian_symmetry": "a consistency of the model's own outputs (a symmetric Hessian): nothing external to compare",
+    "pes_smoothness": "a property of the model's own curves (cusps at its cutoff): nothing external to compare",
+    "dissociation": "locality at 12 A or beyond the cutoff: DFT fragments add up unless their charge or spin state "
+                    "changes, which the reference would test rather than the model",
+    "stress_strain": "needs converged plane-wave stresses of bulk cells: out of a molecular code's reach and of "
+                     "LCAO's accuracy (plane-wave GPAW crashed on 2 ranks without ScaLAPACK here)",
+    "born_stability": "elastic constants need many strained plane-wave bulk cells: hours per model here",
+    "compression_wall": "bulk cells compressed to 0.4 x equilibrium: plane-wave cells with hard PAW setups, out of "
+                        "LCAO's basis and the budget here",
+    "adsorption_sign": "needs relaxations of every adsorbate on every slab: hours of GPAW per model here",
+}
+
+
 def card_for(check: str) -> Card | None:
     from . import desorption_barrier, dimer_tail, repulsive_wall  # noqa: F401  (register the built-in cards)
 
