@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..provenance.artifact import Artifact, ModelIdentity, canonical
-from .cards import CONFIRMED, REFUTED, UNDECIDED, Card, ProbeCase, RefConfig  # noqa: F401
+from .cards import CONFIRMED, REFUTED, UNDECIDED, Card, ProbeCase, RefConfig, Undecidable  # noqa: F401
 from .engines import Engine, EngineFailure, OutsideDomain, Result
 
 DECISION_ROUTINE = "pytest_mlip.reference.cards.Card.decide"
@@ -140,10 +140,15 @@ def settle(card: Card, settings, case: ProbeCase, engine: Engine, cache: Cache |
                 break
             energies[c.name] = hit.energy
     if not st.reason:
-        st.observables = {k: v for k, v in card.observables(settings, case, energies).items() if _finite(v)}
-        st.curve = card.curve(settings, case, energies)
+        try:
+            st.observables = {k: v for k, v in card.observables(settings, case, energies).items() if _finite(v)}
+            st.curve = card.curve(settings, case, energies)
+        except Undecidable as exc:
+            st.reason = str(exc)
         ref = st.observables.get(card.quantity)
-        if ref is None:
+        if st.reason:
+            pass
+        elif ref is None:
             st.reason = f"the reference gives no {card.quantity} here (e.g. an unbound reference curve)"
         elif st.model_value is None:
             st.reason = f"the model reported no {card.quantity} on this probe"

@@ -29,6 +29,10 @@ CARDS: dict[str, "Card"] = {}
 CONFIRMED, REFUTED, UNDECIDED = "confirmed", "refuted", "undecided"
 
 
+class Undecidable(Exception):
+    """Raised by a card's ``observables`` when the reference points cannot give the quantity (the reason)."""
+
+
 @dataclass
 class RefConfig:
     """One configuration a card asks the engine for."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from . import Card, ProbeCase, RefConfig
 
+PAD = 4.0
+
 
 class DesorptionBarrierCard(Card):
     check = "desorption_barrier"
@@ -39,6 +41,9 @@ class DesorptionBarrierCard(Card):
         far = lifted(peak, n, float(settings.dz_max) - dz)
         for a in (peak, far):
             a.info = {"spin": int(sum(a.numbers)) % 2}
+            # the same cell for both, PAD A taller: the lifted molecule stays clear of the box's non-periodic
+            # boundary (a real-space code refuses atoms next to it); atom positions are the model's
+            a.cell[2, 2] += PAD
         return [RefConfig("peak", f"the model's maximum, dz = {dz:g} A", peak),
                 RefConfig("asymptote", f"dz = {settings.dz_max:g} A (the scan's asymptote)", far)]
 
