@@ -153,7 +153,8 @@ OUT_OF_REACH = {
     "dissociation": "locality at 12 A or beyond the cutoff: DFT fragments add up unless their charge or spin state "
                     "changes, which the reference would test rather than the model",
     "stress_strain": "needs converged plane-wave stresses of bulk cells: out of a molecular code's reach and of "
-                     "LCAO's accuracy (plane-wave GPAW crashed on 2 ranks without ScaLAPACK, as reported in issue 15)",
+                     "LCAO's accuracy (plane-wave GPAW crashed on 2 ranks without ScaLAPACK, as reported in "
+                     "issue 15)",
     "born_stability": "elastic constants need many strained plane-wave bulk cells: hours per model here",
     "compression_wall": "bulk cells compressed to 0.4 x equilibrium: plane-wave cells with hard PAW setups, out of "
                         "LCAO's basis and the budget here",
