@@ -41,7 +41,7 @@ class FakeEngine(E.Engine):
     def default_method(cls):
         return E.Method(engine="fake", functional="PBE", basis="morse")
 
-    def compute(self, atoms):
+    def compute(self, atoms, deadline=None):
         type(self).calls += 1
         e = -10.0 * len(atoms)
         for i in range(len(atoms)):
@@ -175,7 +175,7 @@ def test_a_crashed_engine_is_undecided_and_not_cached(fake, tmp_path, monkeypatc
     card = card_for("dimer_tail")
     settings, case = tail_case(0.3)
 
-    def crash(self, atoms):
+    def crash(self, atoms, deadline=None):
         raise E.EngineFailure("fake exited 1: segmentation fault")
 
     monkeypatch.setattr(FakeEngine, "compute", crash)
@@ -214,6 +214,19 @@ def test_budget_stops_computing_but_not_cache_hits(fake, tmp_path):
     assert st.decision == UNDECIDED and "budget spent" in st.reason and FakeEngine.calls == 3
     st = settle(card, settings, case, fake, Cache(tmp_path), Budget(10))
     assert st.decision == CONFIRMED and FakeEngine.calls == 5  # the three cached points were free
+
+
+def test_the_budget_stops_a_long_point(tmp_path):
+    """A single point cannot outlive the budget: the engine gets the deadline and is stopped, nothing cached."""
+    if importlib.util.find_spec("pyscf") is None:
+        pytest.skip("pyscf not installed: pip install 'pytest-mlip[reference]'")
+    card = card_for("dimer_tail")
+    settings, case = tail_case(0.3)
+    budget = Budget(0.01)
+    st = settle(card, settings, case, E.engine("pyscf"), Cache(tmp_path), budget)
+    assert st.decision == UNDECIDED and "budget spent during configuration atom" in st.reason
+    assert "pyscf stopped after" in st.reason and not list(tmp_path.iterdir())
+    assert budget.exhausted
 
 
 def test_missing_engine_is_one_line_naming_the_extra(monkeypatch):

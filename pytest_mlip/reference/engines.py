@@ -49,6 +49,10 @@ class EngineFailure(MlipError):
     """The engine crashed (not an SCF that failed to converge): nothing is cached, the probe is undecided."""
 
 
+class OutOfTime(EngineFailure):
+    """The computation ran past its deadline (the reference budget) and was stopped: nothing is cached."""
+
+
 class Method(BaseModel):
     """Everything that determines a reference value besides the configuration (part of the cache key)."""
 
@@ -126,7 +130,8 @@ class Engine:
                     "(--mlip-reference=gpaw)")
         return None
 
-    def compute(self, atoms) -> Result:  # pragma: no cover
+    def compute(self, atoms, deadline: float | None = None) -> Result:  # pragma: no cover
+        """One single point; ``deadline`` (time.monotonic()) stops it with :class:`OutOfTime`."""
         raise NotImplementedError
 
     def describe(self) -> dict:
@@ -203,7 +208,7 @@ class PySCF(Engine):
             na.append(a.trace()), nb.append(b.trace())
         return np.array([dma, dmb])
 
-    def compute(self, atoms) -> Result:
+    def compute(self, atoms, deadline: float | None = None) -> Result:
         from pyscf import dft, lib
 
         # one OpenMP thread unless asked: on a shared or busy machine more threads made H2 30x slower here
@@ -220,6 +225,12 @@ class PySCF(Engine):
         mf.xc = self.method.functional
         mf.conv_tol = self.method.conv_tol
         mf.max_cycle = self.method.max_cycle
+        if deadline is not None:
+            def stop(envs):  # called after every SCF cycle
+                if time.monotonic() > deadline:
+                    raise OutOfTime(f"pyscf stopped after {time.perf_counter() - t0:.0f} s: the reference budget "
+                                    "ran out during this point")
+            mf.callback = stop
         dm0 = None
         start = "atomic superposition"
         if polarised and np.any(np.abs(moments) > 0) and len(atoms) > 1:
@@ -230,6 +241,7 @@ class PySCF(Engine):
         if not mf.converged:
             strategy = "DIIS, then second-order (Newton) SCF"
             mf2 = mf.newton()
+            mf2.callback = mf.callback
             e = mf2.kernel(mf.make_rdm1())
             mf = mf2
         seconds = time.perf_counter() - t0
@@ -293,7 +305,7 @@ class GPAW(Engine):
         return [max(1, math.ceil(self.method.k_length / L)) if (p and L < 15.0) else 1
                 for p, L in zip(atoms.pbc, lengths)]
 
-    def compute(self, atoms) -> Result:
+    def compute(self, atoms, deadline: float | None = None) -> Result:
         from ase.io import write
 
         spin = unpaired(atoms)
@@ -319,7 +331,12 @@ class GPAW(Engine):
             if self.method.ranks > 1:
                 env["GPAW_MPI_BACKEND"] = "cgpaw"  # what `gpaw python` does under mpiexec (gpaw >= 25)
             t0 = time.perf_counter()
-            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp)
+            limit = None if deadline is None else max(1.0, deadline - time.monotonic())
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp, timeout=limit)
+            except subprocess.TimeoutExpired:
+                raise OutOfTime(f"gpaw stopped after {time.perf_counter() - t0:.0f} s: the reference budget ran "
+                                "out during this point") from None
             seconds = time.perf_counter() - t0
             if not (tmp / "out.json").exists():
                 lines = [x for x in (proc.stderr + proc.stdout).splitlines() if x.strip() and "!" not in x]

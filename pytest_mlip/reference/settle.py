@@ -23,7 +23,7 @@ import numpy as np
 
 from ..provenance.artifact import Artifact, ModelIdentity, canonical
 from .cards import CONFIRMED, REFUTED, UNDECIDED, Card, ProbeCase, RefConfig, Undecidable  # noqa: F401
-from .engines import Engine, EngineFailure, OutsideDomain, Result
+from .engines import Engine, EngineFailure, OutOfTime, OutsideDomain, Result
 
 DECISION_ROUTINE = "pytest_mlip.reference.cards.Card.decide"
 
@@ -72,6 +72,10 @@ class Budget:
     def exhausted(self) -> bool:
         return self.total is not None and self.spent >= self.total
 
+    def deadline(self) -> float | None:
+        """time.monotonic() by which the next computation must stop (None: no budget)."""
+        return None if self.total is None else time.monotonic() + max(0.0, self.total - self.spent)
+
 
 @dataclass
 class Settlement:
@@ -117,10 +121,15 @@ def settle(card: Card, settings, case: ProbeCase, engine: Engine, cache: Cache |
                     st.reason = (f"reference budget spent ({budget.spent:.0f} s of {budget.total:g} s) before "
                                  f"configuration {c.name}")
                     break
+                t0 = time.monotonic()
                 try:
-                    hit = engine.compute(c.atoms)
+                    hit = engine.compute(c.atoms, deadline=budget.deadline())
                 except OutsideDomain as exc:
                     st.reason = f"outside the engine's domain: {exc}"
+                    break
+                except OutOfTime as exc:
+                    budget.spent += time.monotonic() - t0
+                    st.reason = f"reference budget spent during configuration {c.name} (nothing cached): {exc}"
                     break
                 except EngineFailure as exc:
                     st.reason = f"the engine failed on {c.name} (nothing cached): {exc}"
