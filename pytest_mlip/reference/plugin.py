@@ -113,4 +113,4 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for st in ref.settled:
         fresh = sum(1 for p in st.points if not p["cached"])
         tr.write_line(f"{st.contract} {st.probe}: {st.decision.upper()} - {st.reason} "
-                      f"({len(st.points)} point(s), {fresh} computed, {st.seconds:.1f} s)")
+                      f"({len(st.points)} point(s), {fresh} computed now, {st.seconds:.1f} s of engine time)")

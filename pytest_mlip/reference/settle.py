@@ -129,6 +129,7 @@ def settle(card: Card, settings, case: ProbeCase, engine: Engine, cache: Cache |
                     break
                 except OutOfTime as exc:
                     budget.spent += time.monotonic() - t0
+                    st.seconds += time.monotonic() - t0
                     st.reason = f"reference budget spent during configuration {c.name} (nothing cached): {exc}"
                     break
                 except EngineFailure as exc:
