@@ -121,8 +121,8 @@ class Card:
     def band(self, settings, case: ProbeCase, reference: float) -> Band:
         known = self.spread.get(self.spread_key(case))
         spread = known if known is not None else (max(self.spread.values()) if self.spread else 0.0)
-        src = self.spread_source + ("" if known is not None else " (largest measured spread; not measured for "
-                                                                 f"{self.spread_key(case)})")
+        src = self.spread_source + ("" if known is not None or not self.spread else
+                                    f" (largest measured spread; not measured for {self.spread_key(case)})")
         floor = self.floor(settings, case)
         return Band(reference, max(floor, 3.0 * spread), floor, spread, src)
 
