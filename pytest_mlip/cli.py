@@ -18,6 +18,7 @@ SUBCOMMANDS = [
     "pytest_mlip.reporting.judge_cli",
     "pytest_mlip.agent.cli",
     "pytest_mlip.docs",
+    "pytest_mlip.reference.cli",
 ]
 
 

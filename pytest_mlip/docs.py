@@ -13,6 +13,18 @@ import sys
 from pathlib import Path
 
 
+def _reference(check: str) -> str:
+    from .reference.cards import OUT_OF_REACH, card_for
+
+    card = card_for(check)
+    if card is None:
+        return f"None: {OUT_OF_REACH.get(check, 'not written yet')}."
+    rule = " ".join(r for r, d in card.table if not d)
+    return (f"Settles `{card.quantity}`. {rule[0].upper() + rule[1:]}. Method spread: {card.spread_source}. "
+            "Confirmed outside the band, refuted inside, undecided without a converged reference in the engine's "
+            "domain and budget.")
+
+
 def render() -> str:
     from .contracts import CHECKS
     from .testing import builtin_contracts
@@ -39,6 +51,7 @@ def render() -> str:
                           "without fully periodic cells" if check.needs_periodic else "",
                           "for models without stress" if check.needs_stress else "",
                           "per probe, for unsupported elements"] if x),
+                  f"- **Reference card** (`--mlip-reference`). {_reference(name)}",
                   ""]
         mine = [c for c in contracts.values() if c.check == name]
         if mine:

@@ -20,8 +20,8 @@ from .errors import MlipError, one_line
 CONTRACT_GLOB = "mlip_*.toml"
 
 #: provenance store, reports and the CI gate (their own options and hooks)
-pytest_plugins = ["pytest_mlip.provenance.plugin", "pytest_mlip.adversary.plugin", "pytest_mlip.fixtures",
-                  "pytest_mlip.progress", "pytest_mlip.options"]
+pytest_plugins = ["pytest_mlip.provenance.plugin", "pytest_mlip.adversary.plugin", "pytest_mlip.reference.plugin",
+                  "pytest_mlip.fixtures", "pytest_mlip.progress", "pytest_mlip.options"]
 
 
 def pytest_addoption(parser):

@@ -90,6 +90,7 @@ class DimerTail(Check):
         lo, hi = settings.window[0] * rcov, min(settings.window[1] * rcov, settings.distance - 0.2)
         grid = np.arange(lo, hi + 1e-9, settings.grid_step)
         e_grid = np.array([energy(r) for r in grid])
+        curve = {round(float(r), 6): float(x - e_inf) for r, x in zip(grid, e_grid)}
         k = int(np.argmin(e_grid))
         a, b = grid[max(k - 1, 0)], grid[min(k + 1, len(grid) - 1)]
         r_eq, e_eq = float(grid[k]), float(e_grid[k])
@@ -100,15 +101,21 @@ class DimerTail(Check):
         d = settings.distance
         e_tail = energy(d)
         depth = e_eq - e_inf  # negative when bound
+        curve[round(float(d), 6)] = float(e_tail - e_inf)
         obs = {"r_eq": r_eq, "well_depth": float(-depth), "E_tail_minus_inf": float(e_tail - e_inf),
                "distance": d, "cutoff": evaluator.model.info.cutoff,
                "r_eq_at_window_edge": bool(k in (0, len(grid) - 1))}
+        obs["curve_r"] = sorted(curve)  # the model's curve E(r) - E_inf as evaluated (the report draws it)
+        obs["curve_E"] = [curve[r] for r in obs["curve_r"]]
         if depth >= -1e-3:
             obs.update(tail_fraction=None, unbound=True)
             return Measurement(violations={"tail": 0.0}, observables=obs, worst_atoms=self._dimer(probe, d))
         f = (e_tail - e_inf) / depth
         near = energy(d - 0.5) - e_inf  # the tail's decay length over [d - 0.5, d] (d + 0.5 may be the cutoff)
         far = e_tail - e_inf
+        curve[round(float(d - 0.5), 6)] = float(near)
+        obs["curve_r"] = sorted(curve)
+        obs["curve_E"] = [curve[r] for r in obs["curve_r"]]
         if near * far > 0 and abs(near) > abs(far) > 0:
             obs["decay_length"] = float(0.5 / np.log(near / far))
         obs.update(tail_fraction=float(f), unbound=False)

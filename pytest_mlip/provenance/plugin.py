@@ -462,8 +462,9 @@ def _finish_run(prov):
     texts = {ids["verdict"]: {"reproduce": ids.get("reproduce"), "worst_file": v.get("worst_file")}
              for v, ids in entries}
     prov.incomplete = prov.tracker.incomplete(prov.state, verdicts) if prov.tracker else {}
+    refs = [r for _, ids in entries for r in ids.get("references", [])]  # --mlip-reference decisions
     run_art = run_artifact(prov.run_id, prov.code_version, prov.state.target, list(prov.state.committee), vids,
-                           required, texts, incomplete=prov.incomplete)
+                           required, texts, incomplete=prov.incomplete, references=refs)
     prov.flush([run_art])
     models = {}
     for v, ids in entries:

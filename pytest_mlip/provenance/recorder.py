@@ -269,15 +269,18 @@ def verdict_artifacts(verdict, evaluator, code_version: str, run: str | None = N
 
 
 def run_artifact(run_id: str, code_version: str, target: str, committee: list[str], verdict_ids: list[str],
-                 required: list[str], texts: dict, incomplete: dict | None = None) -> Artifact:
-    """The run itself: cites every verdict; ``required`` are the failed hard contracts on the target;
-    ``incomplete`` what did not finish (a report must say so)."""
+                 required: list[str], texts: dict, incomplete: dict | None = None,
+                 references: list[str] = ()) -> Artifact:
+    """The run itself: cites every verdict (and reference decision); ``required`` are the failed hard contracts
+    on the target; ``incomplete`` what did not finish (a report must say so)."""
     value = {"target": target, "committee": list(committee), "verdicts": len(verdict_ids),
              "required": sorted(required), "texts": texts}
     if incomplete and incomplete.get("count") or (incomplete or {}).get("interrupted"):
         value["incomplete"] = incomplete
+    if references:
+        value["references"] = len(references)
     return Artifact(kind="run", value=value,
                     routine="pytest_mlip.provenance.plugin", params={"run_id": run_id},
-                    parents=tuple(verdict_ids), model=None, code_version=code_version,
+                    parents=tuple(verdict_ids) + tuple(references), model=None, code_version=code_version,
                     reason="the verdicts of one pytest run; a report must claim every required one",
                     context={}, run=run_id)

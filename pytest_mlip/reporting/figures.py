@@ -43,6 +43,7 @@ TARGET_COLOR = "black"
 COMMITTEE_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:olive",
                     "tab:cyan")
 WORST_COLOR = "crimson"
+REFERENCE_COLOR = "teal"  # reference-calculation points (--mlip-reference)
 
 
 def quantity(check: str, name: str) -> tuple[str, str]:
@@ -281,6 +282,10 @@ def curve_sets(data: dict) -> list[dict]:
                     "worst_x": _worst_x(p, xname, violations) if (normalized or 0) > 1 else None})
                 if v["model"] == target and (normalized or 0) > 1:
                     failing[p["probe"]] = True
+                curve = (p.get("reference") or {}).get("curve") or {}
+                if v["model"] == target and curve.get("x") and curve.get("y"):  # --mlip-reference points
+                    entry["reference"] = {"x": curve["x"]["values"], "y": curve["y"]["values"],
+                                          "label": p["reference"]["method"] or p["reference"]["engine"]}
         if probes:
             out.append({"contract": c["name"], "check": c["check"], "title": titles.get(c["name"], ""),
                         "xname": axes_names[0], "yname": axes_names[1][0], "tolerance": tolerance, "units": units,
@@ -383,6 +388,12 @@ def curves_png(cs: dict, target: str, probes: list[dict] | None = None, colors: 
                             bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
                 handles.setdefault("worst", Line2D([], [], ls="", marker="o", mfc="none", mec=WORST_COLOR,
                                                    mew=1.6, label="worst point of a failing target curve"))
+        ref = pr.get("reference")
+        if ref:
+            ax.plot(ref["x"], ref["y"], "s", mfc="none", mec=REFERENCE_COLOR, ms=5, zorder=4)
+            handles.setdefault("reference", Line2D([], [], ls="", marker="s", mfc="none", mec=REFERENCE_COLOR,
+                                                   label=f"reference ({ref['label']})"))
+            allv.extend(ref["y"])
         if allv:
             a = np.asarray(allv)
             a = a[np.isfinite(a)]

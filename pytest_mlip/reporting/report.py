@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..errors import MlipError
 from ..provenance.artifact import SHORT_ID, finite_or_str
+from ..reference.report import reference_cited, reference_entry, reference_ids, reference_rows
 from .claims import SIG, claim, fmt_value
 
 FORMAT = "pytest-mlip-report"
@@ -94,6 +95,9 @@ def build_report(store, run: dict, entries: list[tuple[dict, dict]], gate=None) 
                 "observables": obs, "flags": flags,
                 "series": {k: {"values": arts[a].value, "artifact": a} for k, a in pid.get("series", {}).items()},
             })
+            ref = reference_entry(pid, arts)
+            if ref:
+                probes[-1]["reference"] = ref
         vid = ids["verdict"]
         spec = ids.get("spec", v["model"])
         verdicts.append({
@@ -154,6 +158,7 @@ def _ids_of(ids: dict) -> list[str]:
         out.append(p.get("normalized"))
         for k in ("violations", "observables", "series"):
             out += list(p.get(k, {}).values())
+        out += reference_ids(p)
     return [i for i in out if i]
 
 
@@ -172,6 +177,7 @@ def cited_ids(data: dict) -> list[str]:
             out += [c["artifact"] for c in p["observables"].values()]
             out += [c["artifact"] for c in p["flags"].values()]
             out += [c["artifact"] for c in p["series"].values()]
+            out += reference_cited(p)
     return [i for i in dict.fromkeys(out) if i]
 
 
@@ -261,6 +267,7 @@ def _context(data: dict, figs: list[dict]) -> dict:
         "skipped": [v for v in verdicts if v["status"]["text"] == "skip"],
         "figs": figs, "key_tables": F.key_observables(data),
         "color_of": F.color_of, "cell_style": F.cell_style, "gate": data.get("gate"),
+        "references": reference_rows(verdicts),
     }
 
 

@@ -1,0 +1,109 @@
+"""``pytest-mlip verify DIR``: settle a detective escalation folder against a reference calculation."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+from ..errors import MlipError
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser(
+        "verify", help="settle an escalation folder's failing probes against a reference (pyscf or gpaw)",
+        description="Re-run the escalation's pre-registered protocol on its target, compute the reference card of "
+                    "each failing probe with the engine, and apply the card's decision table (confirmed / refuted / "
+                    "undecided). Writes DIR/reference/verification.json and verification.md and a provenance "
+                    "store there; the folder's other files are left untouched.")
+    p.add_argument("folder", metavar="DIR", help="an escalation folder written by pytest-mlip detect "
+                                                  "(reproduce.py and its protocol)")
+    p.add_argument("--engine", choices=("pyscf", "gpaw"), default="pyscf", help="reference engine (default pyscf)")
+    p.add_argument("--budget", type=float, default=600.0, metavar="SECONDS",
+                   help="engine seconds to spend (cached results are free; default 600)")
+    p.add_argument("--cache", default=None, metavar="DIR", help="reference cache (default DIR/reference/cache)")
+    p.set_defaults(func=run)
+    return p
+
+
+def escalation(folder: Path):
+    """(target model, protocol settings) of an escalation folder, read from its reproduce.py as data."""
+    script = folder / "reproduce.py"
+    if not script.is_file():
+        raise MlipError(f"{folder} is not an escalation folder (no reproduce.py); pass a folder under "
+                        "mlip-detective/escalations/")
+    text = script.read_text()
+    m = re.search(r"^MODELS = (.+)$", text, re.M)
+    if not m:
+        raise MlipError(f"{script} names no MODELS; regenerate the escalation with pytest-mlip detect")
+    models = ast.literal_eval(m.group(1))
+    from ..contracts.files import parse_contracts
+
+    tables = re.search(r"^TABLES = (.+)$", text, re.M)
+    protocol = re.search(r"^PROTOCOL = Path\(__file__\)\.with_name\((.+)\)$", text, re.M)
+    if protocol:
+        settings = parse_contracts(folder / ast.literal_eval(protocol.group(1)))
+    elif tables and tables.group(1).strip() != "None":
+        from ..agent.protocols import to_toml
+
+        settings = parse_contracts(folder / "protocol.toml", text=to_toml(json.loads(tables.group(1))))
+    else:
+        raise MlipError(f"{script} holds no protocol (neither PROTOCOL nor TABLES)")
+    return models[0], settings
+
+
+def run(args) -> int:
+    from ..evaluation import evaluator_for
+    from ..provenance.artifact import code_version
+    from ..provenance.recorder import verdict_artifacts
+    from ..provenance.store import Store
+    from ..testing import run_contract
+    from .cards import card_for
+    from .engines import engine
+    from .settle import Budget, Cache, settle_verdict
+
+    folder = Path(args.folder)
+    if not args.budget > 0:
+        raise MlipError(f"--budget must be a positive number of seconds, got {args.budget}")
+    eng = engine(args.engine)
+    target, protocols = escalation(folder)
+    out = folder / "reference"
+    out.mkdir(exist_ok=True)
+    cache = Cache(Path(args.cache) if args.cache else out / "cache")
+    budget = Budget(args.budget)
+    store = Store(out / "provenance.sqlite")
+    code = code_version()
+    rows, lines = [], [f"# Reference verification ({eng.method.label()})", "", f"target `{target}`", "",
+                       "| protocol | probe | quantity | model | reference | band | decision | why |",
+                       "|---|---|---|---|---|---|---|---|"]
+    try:
+        for settings in protocols:
+            if card_for(settings.check) is None:
+                lines.append(f"| `{settings.name}` | - | - | - | - | - | no card | check {settings.check} has no "
+                             "reference card |")
+                continue
+            verdict = run_contract(settings, target)
+            ev = evaluator_for(target)
+            arts, ids = verdict_artifacts(verdict, ev, code)
+            store.put_many(arts)
+            for st in settle_verdict(verdict, settings, eng, cache, budget, model=ev.model,
+                                     probe_ids=ids.get("probes", {}), code_version=code):
+                store.put_many(st.artifacts)
+                ref = st.observables.get(st.quantity)
+                band = st.band or {}
+                rows.append({"protocol": settings.name, "probe": st.probe, "quantity": st.quantity,
+                             "model": st.model_value, "reference": ref, "band": st.band, "decision": st.decision,
+                             "reason": st.reason, "artifacts": st.ids, "points": st.points})
+                span = f"[{band['lo']:.4g}, {band['hi']:.4g}]" if band else "-"
+                lines.append(f"| `{settings.name}` | `{st.probe}` | {st.quantity} | {st.model_value:.4g} | "
+                             f"{'-' if ref is None else f'{ref:.4g}'} | {span} | **{st.decision}** "
+                             f"[a:{st.ids['decision'][:12]}] | {st.reason} |")
+                print(f"{settings.name} {st.probe}: {st.decision} - {st.reason}")
+    finally:
+        store.close()
+    (out / "verification.json").write_text(json.dumps({"engine": eng.describe(), "target": target,
+                                                        "decisions": rows}, indent=1, default=str) + "\n")
+    (out / "verification.md").write_text("\n".join(lines) + "\n")
+    print(f"written: {out / 'verification.md'} (and verification.json, provenance.sqlite)")
+    return 0
