@@ -83,6 +83,7 @@ class ProvenanceRun:
         self.evaluators: list = []
         self.new_artifacts = 0
         self.run_artifact: str | None = None
+        self.root: str | None = None
 
     def flush(self, extra=()):
         arts = self.ledger.take() + list(extra)
@@ -292,6 +293,16 @@ class _Collector:
         _collect(self.config, report)
 
 
+def _junit(config):
+    """pytest's JUnit XML writer when --junitxml is on (its global properties land in the file's header)."""
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # pragma: no cover
+        return None
+    return config.stash.get(xml_key, None)
+
+
+@pytest.hookimpl(tryfirst=True)  # before junitxml writes its file, so the root is among its properties
 def pytest_sessionfinish(session, exitstatus):
     config = session.config
     prov = config.stash.get(PROV_KEY, None)
@@ -315,16 +326,20 @@ def pytest_sessionfinish(session, exitstatus):
 
 def _finish_run(prov):
     from ..reporting.gate import baseline_document, compare, is_gating, write_atomic
-    from .recorder import run_artifact
+    from .recorder import root_hash, run_artifact, run_texts
 
     entries = [prov.entries[k] for k in sorted(prov.entries)]
     verdicts = [v for v, _ in entries]
     vids = [ids["verdict"] for _, ids in entries]
     required = [ids["verdict"] for v, ids in entries if is_gating(v)]
-    texts = {ids["verdict"]: {"reproduce": ids.get("reproduce"), "worst_file": v.get("worst_file")}
-             for v, ids in entries}
+    texts = {ids["verdict"]: run_texts(v, ids) for v, ids in entries}
+    if prov.baseline is not None:
+        prov.gate = compare(verdicts, prov.baseline, prov.margin)
+    from ..reporting.report import gate_json
+
+    extra = {"gate": gate_json(prov.gate)}
     run_art = run_artifact(prov.run_id, prov.code_version, prov.state.target, list(prov.state.committee), vids,
-                           required, texts)
+                           required, texts, extra)
     prov.flush([run_art])
     models = {}
     for v, ids in entries:
@@ -336,9 +351,11 @@ def _finish_run(prov):
             m["role"] = "target"
     prov.store.finish_run(prov.run_id, models, run_art.id)
     prov.run_artifact = run_art.id
-
-    if prov.baseline is not None:
-        prov.gate = compare(verdicts, prov.baseline, prov.margin)
+    prov.root = root_hash(prov.store, prov.run_id)
+    xml = _junit(prov.config)
+    if xml is not None and prov.root:
+        xml.add_global_property("mlip_root", prov.root)
+        xml.add_global_property("mlip_run", prov.run_id)
     if prov.update_baseline and prov.baseline_path is not None:
         arts = {(v["model"], v["contract"]): ids.get("max_normalized") or ids["verdict"] for v, ids in entries}
         doc = baseline_document(verdicts, prov.state.target, prov.run_id, prov.code_version, arts)
@@ -349,10 +366,9 @@ def _finish_run(prov):
                             "pass --mlip-baseline=FILE in a writable folder") from None
         prov.written.append(f"baseline: {prov.baseline_path} ({len(doc['entries'])} entries)")
     if prov.report_dir is not None:
-        from ..reporting.report import build_report, write_report
+        from ..reporting.report import report_from_store, write_report
 
-        run = prov.store.run(prov.run_id)
-        data = build_report(prov.store, run, entries, gate=prov.gate)
+        data = report_from_store(prov.store, prov.run_id)
         write_report(prov.report_dir, data, prov.store)
         prov.written.append(f"report: {prov.report_dir / 'report.html'} (and report.md, report.json)")
     if prov.summary_path is not None:
@@ -382,6 +398,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             tr.write_line(line)
     n = prov.store.count(run=prov.run_id)
     tr.write_line(f"provenance: run {prov.run_id}, {n} new artifact(s) in {prov.store.path}")
+    if prov.root:
+        tr.write_line(f"mlip root: {prov.root} (pytest-mlip judge REPORT --root {prov.root})")
     for line in prov.written:
         tr.write_line(line)
     for err in prov.errors:

@@ -41,6 +41,68 @@ def reproduce_command(spec: str, contract: str) -> str:
     return f"pytest --mlip={spec} --mlip-committee=none -k '{contract}'"
 
 
+def report_from_store(store, run_id: str) -> dict:
+    """report.json's content, rebuilt from the store alone (the run row, its run artifact and its verdicts).
+
+    This one function writes report.json at the end of a run and is what the
+    judge recomputes and compares a given report.json with.
+    """
+    from ..provenance.recorder import root_hash
+
+    run = store.run(run_id)
+    if run is None or not run.get("artifact"):
+        raise ReportError(f"run {run_id!r} has no run record in the store {store.path}; re-run pytest")
+    ra = store.get(run["artifact"])
+    if ra is None or ra.kind != "run":
+        raise ReportError(f"the run artifact of run {run_id} is missing from the store {store.path}")
+    value = ra.value or {}
+    texts = value.get("texts") or {}
+    order = value.get("order") or sorted(ra.parents)
+    if sorted(order) != sorted(ra.parents):
+        raise ReportError(f"the run artifact of run {run_id} lists verdicts it does not cite")
+    verdict_arts = store.get_many(order)
+    parent_ids = [pid for va in verdict_arts.values() for pid in va.parents]
+    parents = store.get_many(parent_ids)
+    entries = []
+    for vid in order:
+        va = verdict_arts.get(vid)
+        if va is None or va.kind != "verdict":
+            raise ReportError(f"verdict {vid[:SHORT_ID]} of run {run_id} is missing from the store {store.path}")
+        t = texts.get(vid) or {}
+        pm = va.params
+        ids: dict = {"verdict": vid, "model": va.model.as_dict() if va.model else {}, "tolerance": {}, "probes": {},
+                     "spec": t.get("spec") or (va.model.name if va.model else None), "reproduce": t.get("reproduce")}
+        for pid in va.parents:
+            a = parents.get(pid)
+            if a is None:
+                continue
+            p = a.params
+            if a.kind == "tolerance":
+                ids["tolerance"][p.get("key")] = pid
+            elif a.kind == "max_normalized":
+                ids["max_normalized"] = pid
+            elif a.kind in ("violation", "normalized", "observable", "series"):
+                slot = ids["probes"].setdefault(p.get("probe"), {"violations": {}, "observables": {}, "series": {}})
+                if a.kind == "normalized":
+                    slot["normalized"] = pid
+                elif a.kind == "violation":
+                    slot["violations"][p.get("key")] = pid
+                else:
+                    slot["series" if a.kind == "series" else "observables"][p.get("name")] = pid
+        verdict = {"contract": pm.get("contract"), "check": pm.get("check"),
+                   "model": va.model.name if va.model else "?", "role": pm.get("role"), "hard": pm.get("hard"),
+                   "basis": pm.get("basis"), "reason": pm.get("reason", ""), "setting": pm.get("setting", ""),
+                   "worst_probe": pm.get("worst_probe"), "units": pm.get("units") or {},
+                   "worst_file": t.get("worst_file"), "probes": list(t.get("probes") or []),
+                   "evaluations": t.get("calls", 0), "cache_hits": t.get("cache_hits", 0)}
+        entries.append((verdict, ids))
+    data = build_report(store, run, entries, gate=value.get("gate"))
+    data["run"]["root"] = root_hash(store, run_id)
+    if value.get("incomplete"):
+        data["incomplete"] = value["incomplete"]
+    return data
+
+
 def build_report(store, run: dict, entries: list[tuple[dict, dict]], gate=None) -> dict:
     """report.json's content from the verdicts (as JSON) and the artifact ids recorded for them.
 
@@ -103,7 +165,8 @@ def build_report(store, run: dict, entries: list[tuple[dict, dict]], gate=None) 
             "status": {"text": arts[vid].value, "artifact": vid},
             "max_normalized": cl(ids.get("max_normalized")),
             "reason": v.get("reason", ""), "setting": v.get("setting", ""), "worst_probe": v.get("worst_probe"),
-            "worst_source": v.get("worst_file"), "worst_file": None,
+            "worst_source": v.get("worst_file"),
+            "worst_file": f"worst/{_safe(v['model'])}/{_safe(v['contract'])}.extxyz" if v.get("worst_file") else None,
             "reproduce": ids.get("reproduce") or reproduce_command(spec, v["contract"]),
             "tolerance": {k: cl(a) for k, a in ids.get("tolerance", {}).items()},
             "units": v.get("units", {}),
@@ -124,14 +187,16 @@ def build_report(store, run: dict, entries: list[tuple[dict, dict]], gate=None) 
         "models": model_list,
         "contracts": list(contracts.values()),
         "verdicts": verdicts,
-        "gate": _gate_json(gate),
+        "gate": gate_json(gate),
+        "notes": [],
     }
     return data
 
 
-def _gate_json(gate):
-    if gate is None:
-        return None
+def gate_json(gate):
+    """The CI gate's outcome as JSON (recorded in the run artifact, printed in the report)."""
+    if gate is None or isinstance(gate, dict):
+        return gate
     return {"margin": gate.margin, "passed": gate.passed,
             "changes": [{"kind": c.kind, "model": c.model, "contract": c.contract, "status": c.status,
                          "before_status": c.before_status, "now": finite_or_str(c.now),
@@ -299,10 +364,6 @@ def write_report(folder, data: dict, store) -> list[Path]:
     if err:
         raise ReportError(err)
     figs = figures_for(data)
-    for v in data["verdicts"]:
-        src = v.get("worst_source")
-        if src and Path(src).is_file():
-            v["worst_file"] = f"worst/{_safe(v['model'])}/{_safe(v['contract'])}.extxyz"
     md = render_markdown(data, figs)
     html = render_html(data, figs)
     exists = folder.is_dir()
@@ -322,12 +383,12 @@ def write_report(folder, data: dict, store) -> list[Path]:
         for f in figs:
             (stage / "figures" / f["name"]).write_bytes(f["png"])
         for v in data["verdicts"]:
-            if v.get("worst_file"):
+            if v.get("worst_file") and Path(v["worst_source"]).is_file():
                 dst = stage / v["worst_file"]
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(v["worst_source"], dst)
         roots = cited_ids(data)
-        store.export(stage / SNAPSHOT, store.closure(roots), [data["run"]["id"]])
+        store.export(stage / SNAPSHOT, store.closure(roots), [data["run"]["id"]], payloads=True)
         if not exists:
             os.replace(stage, folder)
         else:
