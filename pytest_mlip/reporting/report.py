@@ -293,17 +293,29 @@ def _env():
     env.filters["cite"] = cite
     env.filters["short"] = lambda aid: aid[:SHORT_ID] if aid else ""
     env.filters["fmt"] = fmt_value
+    env.filters["inline"] = _inline_html
     return env
+
+
+def _inline_html(text: str):
+    """A note's sentence in HTML: escaped, with `code` spans."""
+    import markupsafe
+
+    parts = str(markupsafe.escape(text)).split("`")
+    return markupsafe.Markup("".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts)))
 
 
 def _context(data: dict, figs: list[dict]) -> dict:
     from . import figures as F
 
+    from .claims import artifact_index, note_sentence, parse_notes
+
     verdicts = data["verdicts"]
-    failures = [v for v in verdicts if v["status"]["text"] in ("fail", "error")]
+    failures = [{**v, "worst": next((p for p in v["probes"] if p["probe"] == v["worst_probe"]), None)}
+                for v in verdicts if v["status"]["text"] in ("fail", "error")]
     failures.sort(key=lambda v: (not v["gating"], v["role"] != "target"))
-    for v in failures:
-        v["worst"] = next((p for p in v["probes"] if p["probe"] == v["worst_probe"]), None)
+    index = artifact_index(data)
+    notes = [note_sentence(n, index) for n in parse_notes(data.get("notes"))]
     cell = {(v["contract"], v["model"]): v for v in verdicts}
     per_probe = []
     for c in data["contracts"]:
@@ -321,6 +333,7 @@ def _context(data: dict, figs: list[dict]) -> dict:
         "skipped": [v for v in verdicts if v["status"]["text"] == "skip"],
         "figs": figs, "key_tables": F.key_observables(data),
         "color_of": F.color_of, "cell_style": F.cell_style, "gate": data.get("gate"),
+        "notes": notes, "incomplete": data.get("incomplete"),
     }
 
 
@@ -408,3 +421,36 @@ def write_report(folder, data: dict, store) -> list[Path]:
         shutil.rmtree(stage, ignore_errors=True)
         raise
     return [folder / "report.json", folder / "report.md", folder / "report.html"]
+
+
+def rerender(folder) -> list[Path]:
+    """Re-render report.md and report.html of a report folder from its report.json (notes validated)."""
+    from pydantic import ValidationError
+
+    from .claims import parse_notes
+
+    folder = Path(folder)
+    src = folder / "report.json"
+    try:
+        data = json.loads(src.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ReportError(f"cannot read {src} ({exc.strerror}); pass the folder pytest --mlip-report=DIR wrote") \
+            from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ReportError(f"{src} is not valid JSON ({exc}); fix the edit or regenerate the report") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ReportError(f"{src} is not a pytest-mlip report; pass the folder pytest --mlip-report=DIR wrote")
+    try:
+        parse_notes(data.get("notes"))
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        raise ReportError(f"{src}: notes.{'.'.join(map(str, e['loc']))}: {e['msg']}; see the note kinds in the "
+                          "README (Reports, the judge and the CI gate)") from None
+    figs = figures_for(data)
+    out = []
+    for name, text in (("report.md", render_markdown(data, figs)), ("report.html", render_html(data, figs))):
+        tmp = folder / f".{name}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, folder / name)
+        out.append(folder / name)
+    return out
