@@ -454,10 +454,27 @@ def compare_rendered(given: str, want: str, name: str, markdown: bool) -> Findin
                    [f"the file has {g[max(0, i - 30):i + 40]!r}, the renderer writes {w[max(0, i - 30):i + 40]!r}"])
 
 
+_RENDERED: dict[str, dict] = {}
+
+
+def rendered(data: dict) -> dict:
+    """report.md and report.html as the fixed renderer writes them from ``data`` (kept per content: drawing the
+    figures dominates the judge's time, and judging md and html of one report draws them once)."""
+    from .report import figures_for, render_html, render_markdown
+
+    key = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+    if key not in _RENDERED:
+        figs = figures_for(data)
+        if len(_RENDERED) > 8:
+            _RENDERED.clear()
+        _RENDERED[key] = {"report.md": render_markdown(data, figs), "report.html": render_html(data, figs)}
+    return _RENDERED[key]
+
+
 def judge_report(path, store: str | None = None, root: str | None = None, sample: int | None = DEFAULT_SAMPLE,
                  seed: int | None = None) -> Judgement:
     """Judge a run report: a report folder, or its report.json, report.md or report.html."""
-    from .report import figures_for, render_html, render_markdown, report_from_store
+    from .report import report_from_store
 
     path = Path(path)
     folder = path if path.is_dir() else path.parent
@@ -501,12 +518,10 @@ def judge_report(path, store: str | None = None, root: str | None = None, sample
             from pydantic import ValidationError
 
             try:
-                figs = figures_for(data)
-                render = {"report.md": lambda: render_markdown(data, figs), "report.html": lambda: render_html(data, figs)}
                 for t in targets:
                     kind = "report.html" if t.suffix.lower() in (".html", ".htm") else "report.md"
                     text = t.read_text(encoding="utf-8", errors="replace")
-                    result.findings.append(compare_rendered(text, render[kind](), t.name, kind == "report.md"))
+                    result.findings.append(compare_rendered(text, rendered(data)[kind], t.name, kind == "report.md"))
             except (ValidationError, KeyError, TypeError, ValueError) as exc:
                 result.findings.append(Finding(False, "render", "report.json cannot be rendered",
                                                [f"{type(exc).__name__}: {str(exc).splitlines()[0]}"]))
