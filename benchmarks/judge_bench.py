@@ -42,7 +42,7 @@ DEV, HELD_OUT = range(1000, 2000), range(2000, 3000)
 
 #: fresh runs the bench reports on: (name, pytest arguments); each takes seconds to a minute
 RUNS = {
-    "emt": ["--mlip=emt", "--mlip-committee=lennard-jones", "-k", "repulsive-wall-dimer or zero-net or adsorption"],
+    "emt": ["--mlip=emt", "--mlip-committee=lennard-jones", "-k", "repulsive-wall-dimers or zero-net or adsorption"],
     "lj": ["--mlip=lennard-jones", "--mlip-committee=emt", "-k", "dissociation or compression or symmetry"],
     "mutant": ["--mlip=tests.mutants.foundation:short_range_hole", "--mlip-committee=tests.mutants:clean_morse",
                "-k", "repulsive-wall-surface or dissociation-limit"],
@@ -259,6 +259,16 @@ def forge(path: Path, edit) -> bool:
     return True
 
 
+def forged(f: Path, edit) -> bool:
+    """Forge the report folder's snapshot with ``edit`` (see :func:`forge`), regenerate the report from it with the
+    tool, and gzip the forged snapshot in place of the original."""
+    ok = forge(snapshot_plain(f), edit)
+    if ok:
+        regenerate(f)
+    recompress(f)
+    return ok
+
+
 def regenerate(folder: Path):
     """Rewrite report.json, report.md and report.html from the (forged) store with the tool itself."""
     from pytest_mlip.provenance.store import Store
@@ -390,9 +400,7 @@ def f_role(f, rng):
 
 def f_context_md(f, rng):
     """Two model names swapped in the verdict matrix header (cells now belong to the other model)."""
-    md = read(f / "report.md")
-    data = load(f)
-    names = [m["name"] for m in data["models"]]
+    md, names = read(f / "report.md"), [m["name"] for m in load(f)["models"]]
     if len(names) < 2:
         return False
     a, b = rng.sample(names, 2)
@@ -427,9 +435,7 @@ def f_table_md(f, rng):
 
 
 def f_heading_md(f, rng):
-    md = read(f / "report.md")
-    data = load(f)
-    names = [m["name"] for m in data["models"]]
+    md, names = read(f / "report.md"), [m["name"] for m in load(f)["models"]]
     if len(names) < 2:
         return False
     style = rng.choice(["swap", "plain", "setext"])
@@ -579,8 +585,6 @@ def f_store_edit(f, rng):
 
 def f_store_rehash(f, rng):
     """A raw violation divided by ten and the whole chain re-hashed; report regenerated from the forged store."""
-    plain = snapshot_plain(f)
-
     def edit(arts):
         cands = [a for a in arts.values() if a.kind == "violation" and isinstance(a.value, float) and a.value > 0]
         if not cands:
@@ -589,17 +593,11 @@ def f_store_rehash(f, rng):
         a.value = a.value / 10
         return True
 
-    ok = forge(plain, edit)
-    if ok:
-        regenerate(f)
-    recompress(f)
-    return ok
+    return forged(f, edit)
 
 
 def f_store_drop(f, rng):
     """A failed verdict removed from the run artifact (no duty to claim it), re-hashed, report regenerated."""
-    plain = snapshot_plain(f)
-
     def edit(arts):
         runs = [a for a in arts.values() if a.kind == "run"]
         fails = [p for p in runs[0].parents if arts[p].value in ("fail", "error")] if runs else []
@@ -609,29 +607,19 @@ def f_store_drop(f, rng):
         runs[0].parents = tuple(p for p in runs[0].parents if p != drop)
         return True
 
-    ok = forge(plain, edit)
-    if ok:
-        regenerate(f)
-    recompress(f)
-    return ok
+    return forged(f, edit)
 
 
 def f_store_eval(f, rng):
     """A model call's energy changed and re-hashed (the derived numbers do not move: only the root and a re-run
     can tell)."""
-    plain = snapshot_plain(f)
-
     def edit(arts):
         cands = [a for a in arts.values() if a.kind == "evaluation"]
         a = rng.choice(cands)
         a.value = {**a.value, "energy": a.value["energy"] + 1.0}
         return True
 
-    ok = forge(plain, edit)
-    if ok:
-        regenerate(f)
-    recompress(f)
-    return ok
+    return forged(f, edit)
 
 
 def f_store_beside(f, rng):

@@ -69,11 +69,19 @@ def pick_store(folder: Path, store: str | None):
     path = candidates[0]
     if path.suffix != ".gz":
         return Store(path, readonly=True), str(path), None
+    st, tmp = open_gzipped(path)
+    return st, str(path), tmp
+
+
+def open_gzipped(path: Path):
+    """A gzipped snapshot, decompressed into a temporary file: (Store, temporary file to delete)."""
+    from ..provenance.store import Store
+
     fd, tmp = tempfile.mkstemp(suffix=".sqlite", prefix="mlip-judge-")
     try:
         with os.fdopen(fd, "wb") as out, gzip.open(path, "rb") as src:
             shutil.copyfileobj(src, out)
-        return Store(tmp, readonly=True), str(path), tmp
+        return Store(tmp, readonly=True), tmp
     except (OSError, EOFError) as exc:
         os.unlink(tmp)
         raise MlipError(f"cannot read the compressed snapshot {path} ({exc}); pass the store with --store PATH") \
