@@ -634,6 +634,26 @@ def f_store_beside(f, rng):
     return ok
 
 
+def f_figure(f, rng):
+    """One figure replaced by another (a passing curve shown for a failing one)."""
+    figs = sorted((f / "figures").glob("*.png"))
+    if len(figs) < 2:
+        return False
+    a, b = rng.sample(figs, 2)
+    a.write_bytes(b.read_bytes())
+    return True
+
+
+def f_worst(f, rng):
+    """A coordinate of a worst configuration moved."""
+    files = sorted((f / "worst").rglob("*.extxyz"))
+    if not files:
+        return False
+    p = rng.choice(files)
+    new = sub_nth(read(p), r"-?\d+\.\d{4,}", lambda m: bump_number(m.group(0), rng), rng)
+    return new and write(p, new) is None
+
+
 FABRICATIONS = {
     "number-md": f_number_md, "number-html": f_number_html, "number-json": f_number_json, "sign-md": f_sign_md,
     "unit": f_unit, "verdict-md": f_verdict_md, "verdict-html": f_verdict_html, "verdict-json": f_verdict_json,
@@ -641,7 +661,7 @@ FABRICATIONS = {
     "heading-md": f_heading_md, "markup-md": f_markup_md, "markup-html": f_markup_html,
     "omission-md": f_omission_md, "omission-json": f_omission_json, "prose-md": f_prose_md, "note": f_note,
     "store-edit": f_store_edit, "store-rehash": f_store_rehash, "store-drop-verdict": f_store_drop,
-    "store-eval": f_store_eval, "store-beside": f_store_beside,
+    "store-eval": f_store_eval, "store-beside": f_store_beside, "figure": f_figure, "worst-file": f_worst,
 }
 
 

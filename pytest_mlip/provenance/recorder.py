@@ -270,7 +270,15 @@ def verdict_artifacts(verdict, evaluator, code_version: str, run: str | None = N
 
 def run_texts(verdict: dict, ids: dict) -> dict:
     """What a report prints about one verdict that no artifact derives (see :func:`run_artifact`)."""
-    return {"spec": ids.get("spec"), "reproduce": ids.get("reproduce"), "worst_file": verdict.get("worst_file"),
+    worst = verdict.get("worst_file")
+    digest = None
+    if worst:
+        try:
+            with open(worst, "rb") as fh:
+                digest = hashlib.sha256(fh.read()).hexdigest()
+        except OSError:
+            pass
+    return {"spec": ids.get("spec"), "reproduce": ids.get("reproduce"), "worst_file": worst, "worst_sha256": digest,
             "probes": [{"probe": p["probe"], "status": p["status"], "message": p.get("message", "")}
                        for p in verdict.get("probes", [])],
             "calls": verdict.get("evaluations", 0), "cache_hits": verdict.get("cache_hits", 0)}

@@ -475,8 +475,26 @@ def rendered(data: dict) -> dict:
         figs = figures_for(data)
         if len(_RENDERED) > 8:
             _RENDERED.clear()
-        _RENDERED[key] = {"report.md": render_markdown(data, figs), "report.html": render_html(data, figs)}
+        _RENDERED[key] = {"report.md": render_markdown(data, figs), "report.html": render_html(data, figs),
+                          "figures": {f["name"]: f["png"] for f in figs}}
     return _RENDERED[key]
+
+
+def check_files(folder: Path, data: dict) -> list[Finding]:
+    """The figures the Markdown links to are the ones report.json draws; the worst configurations are the files
+    the run recorded (their SHA-256 is in the run artifact)."""
+    out = []
+    figs = rendered(data)["figures"]
+    bad = [n for n, png in figs.items() if (folder / "figures" / n).is_file() and
+           (folder / "figures" / n).read_bytes() != png]
+    out.append(Finding(not bad, "figures", f"{len(figs)} figure(s) drawn from report.json",
+                       [f"figures/{n} is not the figure report.json draws" for n in bad[:3]]))
+    for v in data.get("verdicts", []):
+        rel, digest = v.get("worst_file"), v.get("worst_sha256")
+        p = folder / rel if rel else None
+        if p is not None and digest and p.is_file() and hashlib.sha256(p.read_bytes()).hexdigest() != digest:
+            out.append(Finding(False, "worst", rel, ["not the configuration the run recorded (SHA-256 differs)"]))
+    return out
 
 
 def judge_report(path, store: str | None = None, root: str | None = None, sample: int | None = DEFAULT_SAMPLE,
@@ -526,6 +544,8 @@ def judge_report(path, store: str | None = None, root: str | None = None, sample
             from pydantic import ValidationError
 
             try:
+                if any(t.suffix.lower() == ".md" for t in targets):
+                    result.findings += check_files(folder, data)
                 for t in targets:
                     kind = "report.html" if t.suffix.lower() in (".html", ".htm") else "report.md"
                     text = t.read_text(encoding="utf-8", errors="replace")

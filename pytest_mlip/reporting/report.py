@@ -93,7 +93,8 @@ def report_from_store(store, run_id: str) -> dict:
                    "model": va.model.name if va.model else "?", "role": pm.get("role"), "hard": pm.get("hard"),
                    "basis": pm.get("basis"), "reason": pm.get("reason", ""), "setting": pm.get("setting", ""),
                    "worst_probe": pm.get("worst_probe"), "units": pm.get("units") or {},
-                   "worst_file": t.get("worst_file"), "probes": list(t.get("probes") or []),
+                   "worst_file": t.get("worst_file"), "worst_sha256": t.get("worst_sha256"),
+                   "probes": list(t.get("probes") or []),
                    "evaluations": t.get("calls", 0), "cache_hits": t.get("cache_hits", 0)}
         entries.append((verdict, ids))
     data = build_report(store, run, entries, gate=value.get("gate"))
@@ -167,6 +168,7 @@ def build_report(store, run: dict, entries: list[tuple[dict, dict]], gate=None) 
             "reason": v.get("reason", ""), "setting": v.get("setting", ""), "worst_probe": v.get("worst_probe"),
             "worst_source": v.get("worst_file"),
             "worst_file": f"worst/{_safe(v['model'])}/{_safe(v['contract'])}.extxyz" if v.get("worst_file") else None,
+            **({"worst_sha256": v["worst_sha256"]} if v.get("worst_sha256") else {}),
             "reproduce": ids.get("reproduce") or reproduce_command(spec, v["contract"]),
             "tolerance": {k: cl(a) for k, a in ids.get("tolerance", {}).items()},
             "units": v.get("units", {}),
