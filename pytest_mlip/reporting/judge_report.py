@@ -520,7 +520,8 @@ def judge_report(path, store: str | None = None, root: str | None = None, sample
         from ..provenance.recorder import root_hash
 
         got_root = root_hash(st, run_id)
-        f = Finding(True, "root", f"root hash {got_root}")
+        f = Finding(True, "root", f"root hash {got_root}" + ("" if root else " (not compared: pass --root HASH, "
+                                                                       "as the run's log printed it)"))
         if root is not None and root.strip().lower() != got_root:
             f.ok, f.reasons = False, [f"the root given with --root is {root}: this store is not the one the run "
                                       "wrote (or was forged and re-hashed)"]
