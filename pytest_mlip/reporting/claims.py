@@ -103,6 +103,10 @@ def status_mismatch(text: str, value) -> str | None:
 
 
 ARTIFACT_ID = r"^[0-9a-f]{6,64}$"
+NUMBER_TEXT = r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$"
+#: a model or contract name in a note: no spaces, backticks or markup (it is printed inside backticks)
+NAME = r"^[A-Za-z0-9_.:+@=/~-]{1,120}$"
+UNIT = r"^[A-Za-z0-9/^*.-]{0,20}$"
 OPS = {"<": "is below", "<=": "is at most", ">": "is above", ">=": "is at least", "==": "equals"}
 ROLES = ("target", "committee")
 #: words that state an outcome: a comment may not use them (state the outcome with a typed note)
@@ -126,8 +130,8 @@ class ValueNote(_Note):
     """``quantity`` of the cited artifact is ``value`` ``unit`` (printed as given; the judge re-reads it)."""
     kind: Literal["value"]
     artifact: str = Field(pattern=ARTIFACT_ID)
-    value: str
-    unit: str
+    value: str = Field(pattern=NUMBER_TEXT)
+    unit: str = Field(pattern=UNIT)
 
 
 class ComparisonNote(_Note):
@@ -136,8 +140,8 @@ class ComparisonNote(_Note):
     a: str = Field(pattern=ARTIFACT_ID)
     op: Literal["<", "<=", ">", ">=", "=="]
     b: str | None = Field(default=None, pattern=ARTIFACT_ID)
-    b_value: str | None = None
-    unit: str | None = None
+    b_value: str | None = Field(default=None, pattern=NUMBER_TEXT)
+    unit: str | None = Field(default=None, pattern=UNIT)
 
 
 class CountNote(_Note):
@@ -146,7 +150,7 @@ class CountNote(_Note):
     n: int = Field(ge=0)
     m: int = Field(ge=0)
     status: Literal["pass", "fail", "error", "skip"]
-    model: str | None = None
+    model: str | None = Field(default=None, pattern=NAME)
     role: Literal["target", "committee"] | None = None
     hard: bool | None = None
 
@@ -154,22 +158,22 @@ class CountNote(_Note):
 class VerdictNote(_Note):
     """``contract`` on ``model`` has ``status`` (the judge finds the run's verdict)."""
     kind: Literal["verdict"]
-    contract: str
-    model: str
+    contract: str = Field(pattern=NAME)
+    model: str = Field(pattern=NAME)
     status: Literal["pass", "fail", "error", "skip"]
 
 
 class RoleNote(_Note):
     """``model`` took part in the run as ``role``."""
     kind: Literal["role"]
-    model: str
+    model: str = Field(pattern=NAME)
     role: Literal["target", "committee"]
 
 
 class ExistsNote(_Note):
     """``model`` ran (``ran`` true) or did not run (false) in this run."""
     kind: Literal["exists"]
-    model: str
+    model: str = Field(pattern=NAME)
     ran: bool = True
 
 
