@@ -307,10 +307,11 @@ def compare_json(given: dict, rebuilt: dict) -> list[Finding]:
 # --- 5. notes ----------------------------------------------------------------------------------------------------
 
 
-def model_names(judge: Judge) -> list[str]:
-    names = set(judge.models)
-    for m in judge.models.values():
-        if m.get("spec"):
+def model_names(models: dict) -> list[str]:
+    """Names a comment may not use: the run's models and specs, every registered model and family."""
+    names = set(models)
+    for m in models.values():
+        if isinstance(m, dict) and m.get("spec"):
             names.add(m["spec"])
     try:
         from ..models.registry import registry
@@ -336,7 +337,7 @@ def check_notes(data: dict, judge: Judge) -> list[Finding]:
         first = exc.errors()[0]
         return [Finding(False, "notes", "malformed note", [f"{'.'.join(map(str, first['loc']))}: {first['msg']}"])]
     verdicts = [judge.get(v) for v in (judge.run_art.parents if judge.run_art else ())]
-    names = model_names(judge)
+    names = model_names(judge.models)
     out = []
     for i, n in enumerate(notes):
         reasons = _note_problems(n, judge, verdicts, names)

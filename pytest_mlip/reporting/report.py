@@ -443,11 +443,19 @@ def rerender(folder) -> list[Path]:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ReportError(f"{src} is not a pytest-mlip report; pass the folder pytest --mlip-report=DIR wrote")
     try:
-        parse_notes(data.get("notes"))
+        notes = parse_notes(data.get("notes"))
     except ValidationError as exc:
         e = exc.errors()[0]
         raise ReportError(f"{src}: notes.{'.'.join(map(str, e['loc']))}: {e['msg']}; see the note kinds in the "
                           "README (Reports, the judge and the CI gate)") from None
+    from .claims import comment_problems
+    from .judge_report import model_names
+
+    names = model_names({m.get("name"): m for m in data.get("models", []) if isinstance(m, dict)})
+    for i, n in enumerate(notes):
+        problems = comment_problems(n.text, names) if n.kind == "comment" else []
+        if problems:
+            raise ReportError(f"{src}: notes[{i}] (comment): {problems[0]}")
     figs = figures_for(data)
     out = []
     for name, text in (("report.md", render_markdown(data, figs)), ("report.html", render_html(data, figs))):
