@@ -104,10 +104,15 @@ def load(folder: Path) -> dict:
 
 def save_and_render(folder: Path, data: dict):
     """What a careful forger does: edit report.json and re-render md and html with the tool."""
-    from pytest_mlip.reporting.report import rerender
+    from pytest_mlip.reporting.report import ReportError, figures_for, render_html, render_markdown, rerender
 
     write(folder / "report.json", json.dumps(data, indent=1) + "\n")
-    rerender(folder)
+    try:
+        rerender(folder)
+    except ReportError:  # render refuses the notes: the forger calls the renderer's functions directly
+        figs = figures_for(data)
+        write(folder / "report.md", render_markdown(data, figs))
+        write(folder / "report.html", render_html(data, figs))
 
 
 def claims_of(data: dict):
