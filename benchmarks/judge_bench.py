@@ -746,7 +746,7 @@ def true_notes(data, rng, k=3) -> list[dict]:
         {"kind": "exists", "model": "mace-mpa-0", "ran": False},
         {"kind": "count", "n": target_fails, "m": n_target, "status": "fail", "role": "target"},
         {"kind": "comment", "text": rng.choice(["Looked at the curves by eye; the shape near contact is odd.",
-                                                "Reviewed by the materials group.", "See the figure above."])},
+                                                "Reviewed by the materials group.", "See the figure for the shape."])},
     ]
     if idx[c["artifact"]]["unit"] == idx[c2["artifact"]]["unit"] and c["value"] != c2["value"]:
         op = "<" if c["value"] < c2["value"] else ">"

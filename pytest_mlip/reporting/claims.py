@@ -118,8 +118,17 @@ VERDICT_WORDS = ("pass", "passes", "passed", "passing", "fail", "fails", "failed
                  "succeed", "succeeds", "succeeded", "success", "regression", "regressed", "fixed", "gating", "gate",
                  "verdict", "worse", "worst", "better", "best", "above", "below", "exceeds", "within", "none", "all",
                  "every", "no", "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-                 "once", "twice", "half", "most", "hard", "soft", "target", "committee", "member", "members")
-COMMENT_CHARS = _re.compile(r"^[\w ,.;:'()?!/-]*$")
+                 "once", "twice", "half", "most", "hard", "soft", "target", "committee", "member", "members",
+                 "perfect", "flawless", "robust", "collapse", "collapses", "collapsed", "unphysical", "physical",
+                 "catastrophic", "problem", "problems", "issue", "issues", "bug", "bugs", "alright", "healthy",
+                 "sound", "safe", "unsafe", "accurate", "inaccurate", "reliable", "unreliable", "valid", "invalid",
+                 "meets", "misses", "complies", "conforms", "respects", "disobeys", "defies", "exceeded", "beyond",
+                 "large", "small", "tiny", "huge", "negligible", "significant", "dangerous", "deviates", "agrees",
+                 "disagrees", "agree", "disagree", "matches", "consistent", "inconsistent", "regress", "improved",
+                 "improves", "degraded", "worsened", "stable", "unstable", "true", "false", "confirmed", "refuted",
+                 "verified", "unverified", "approved", "flagged", "fabricated", "finding", "findings", "defect")
+COMMENT_CHARS = _re.compile(r"^[A-Za-z ,.;:'()?!/-]*$")
+_SPELLED = _re.compile(r"(?<![A-Za-z])(?:[A-Za-z][^A-Za-z]{1,3}){2,}[A-Za-z](?![A-Za-z])")
 
 
 class _Note(BaseModel):
@@ -270,8 +279,10 @@ def comment_problems(text: str, names: list[str]) -> list[str]:
     if any(ch.isdigit() or _ud.numeric(ch, None) is not None for ch in t):
         out.append("it holds a number (state numbers with a value, comparison or count note)")
     if not COMMENT_CHARS.match(t):
-        out.append("it holds characters other than letters, spaces and , . ; : ' ( ) ? ! / -")
+        out.append("it holds characters other than ASCII letters, spaces and , . ; : ' ( ) ? ! / -")
     words = set(_re.findall(r"[^\W\d_]+", t.lower()))
+    # letters spelled apart ("p-a-s-s", "f a i l") are read as the word they spell
+    words |= {_re.sub(r"[^a-z]", "", m.group(0).lower()) for m in _SPELLED.finditer(t)}
     bad = sorted(words & set(VERDICT_WORDS))
     if bad:
         out.append(f"it uses verdict or count words ({', '.join(bad)}); state outcomes with a typed note")
@@ -281,7 +292,7 @@ def comment_problems(text: str, names: list[str]) -> list[str]:
         n = n.lower()
         parts = [x for x in _re.findall(r"[^\W\d_]+", n)]
         key = "".join(parts)
-        if parts and (f" {' '.join(parts)} " in tokens or (len(key) >= 6 and key in flat)):
+        if parts and (f" {' '.join(parts)} " in tokens or (len(key) >= 6 and key in flat) or key in words):
             out.append(f"it names a model ({n}); name models in a typed note")
             break
     return out
