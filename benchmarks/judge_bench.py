@@ -807,7 +807,7 @@ def judge(folder: Path, root: str, seed: int, sample: int | None = 3) -> tuple[b
 
 
 def run_bench(reports: list[Report], seeds, ops: dict | None = None, work: Path | None = None,
-              use_root: bool = True, sample: int | None = 3) -> list[Outcome]:
+              use_root: bool = True, sample: int | None = 3, verbose: bool = False) -> list[Outcome]:
     work = Path(work or tempfile.mkdtemp(prefix="mlip-judge-bench-"))
     out = []
     all_ops = [(n, fn, True) for n, fn in FABRICATIONS.items()] + [(n, fn, False) for n, fn in LEGITIMATE.items()]
@@ -830,6 +830,9 @@ def run_bench(reports: list[Report], seeds, ops: dict | None = None, work: Path 
                     d = applied
                 ok, detail = judge(d, rep.root if use_root else None, seed, sample)
                 out.append(Outcome(rep.name, name, seed, fab, ok, detail))
+                if fab == ok and verbose:
+                    print(f"  WRONG {rep.name} {name} seed {seed}: {'approved' if ok else 'flagged'}: {detail}",
+                          flush=True)
                 shutil.rmtree(d.parent, ignore_errors=True)
     return out
 
@@ -867,7 +870,7 @@ def main(argv=None):
             reports.append(ex)
     t1 = time.time()
     seeds = list((DEV if args.split == "dev" else HELD_OUT)[:args.seeds])
-    outcomes = run_bench(reports, seeds, work=work / "variants", use_root=not args.no_root)
+    outcomes = run_bench(reports, seeds, work=work / "variants", use_root=not args.no_root, verbose=True)
     print(f"judge bench ({args.split} seeds {seeds[0]}..{seeds[-1]}, reports {', '.join(r.name for r in reports)}, "
           f"root {'not ' if args.no_root else ''}given): {len(outcomes)} variants, reports built in {t1 - t0:.0f} s, "
           f"judged in {time.time() - t1:.0f} s")
