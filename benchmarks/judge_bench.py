@@ -59,6 +59,8 @@ class Report:
 def make_report(name: str, args: list[str], work: Path) -> Report:
     """Run pytest on a cheap model and return its report folder and the root hash its log printed."""
     d = work / name
+    if (d / "root.txt").is_file() and (d / "report" / "report.json").is_file():  # built earlier in this --work
+        return Report(name, d / "report", (d / "root.txt").read_text().strip())
     d.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore", *args,
            f"--mlip-report={d / 'report'}", f"--mlip-output={d / 'out'}"]
@@ -67,6 +69,7 @@ def make_report(name: str, args: list[str], work: Path) -> Report:
     m = re.search(r"mlip root: ([0-9a-f]{64})", res.stdout)
     if not m or not (d / "report" / "report.json").is_file():
         raise RuntimeError(f"run {name} wrote no report:\n{res.stdout[-2000:]}\n{res.stderr[-2000:]}")
+    (d / "root.txt").write_text(m.group(1))
     return Report(name, d / "report", m.group(1))
 
 
@@ -857,7 +860,7 @@ def main(argv=None):
     ap.add_argument("--example", action="store_true", help="also the committed example report")
     ap.add_argument("--no-root", action="store_true", help="judge without the root hash (what a store forgery gets "
                                                           "past when no CI log kept it)")
-    ap.add_argument("--work", default=None)
+    ap.add_argument("--work", default=None, help="work folder; reports built there earlier are reused")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("MPLBACKEND", "Agg")
