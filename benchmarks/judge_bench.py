@@ -309,12 +309,12 @@ def f_number_html(f, rng):
 
 def f_number_json(f, rng):
     data = load(f)
-    c = pick(rng, claims_of(data))
+    c = pick(rng, [c for c in claims_of(data) if c["value"] != 0])  # (a zero scaled is no fabrication)
     if c is None:
         return False
     from pytest_mlip.reporting.claims import fmt_value
 
-    c["value"] = float(bump_number(repr(float(c["value"])), rng)) if rng.random() < 0.5 else c["value"] * 0.1
+    c["value"] = c["value"] * 0.1 if rng.random() < 0.5 else float(bump_number(fmt_value(float(c["value"])), rng))
     c["text"] = fmt_value(c["value"])
     save_and_render(f, data)
     return True
@@ -580,11 +580,11 @@ def f_store_edit(f, rng):
     """A value edited in the snapshot, ids kept (the report re-rendered from the edited store)."""
     plain = snapshot_plain(f)
     db = sqlite3.connect(str(plain), isolation_level=None)
-    rows = db.execute("SELECT id, value FROM artifacts WHERE kind IN ('violation','normalized','max_normalized')"
-                      ).fetchall()
+    rows = [(aid, json.loads(v)) for aid, v in db.execute(
+        "SELECT id, value FROM artifacts WHERE kind IN ('violation','normalized','max_normalized')")]
+    rows = [(aid, v) for aid, v in rows if isinstance(v, (int, float)) and v != 0]
     aid, val = rng.choice(rows)
-    db.execute("UPDATE artifacts SET value=? WHERE id=?", (json.dumps(json.loads(val) / 10 if json.loads(val)
-                                                                       not in ("inf", "nan", "-inf") else 0.0), aid))
+    db.execute("UPDATE artifacts SET value=? WHERE id=?", (json.dumps(val / 10), aid))
     db.close()
     regenerate(f)
     recompress(f)
@@ -778,9 +778,33 @@ def l_move(f, rng):
     return dst
 
 
+def l_order(f, rng):
+    """Models, contracts, verdicts and probes listed in another order (the rendering follows it)."""
+    data = load(f)
+    for k in ("models", "contracts", "verdicts"):
+        rng.shuffle(data[k])
+    for v in data["verdicts"]:
+        rng.shuffle(v["probes"])
+    save_and_render(f, data)
+    return True
+
+
+def l_precision(f, rng):
+    """Some cited numbers printed with more digits than the default three (faithful at their precision)."""
+    data = load(f)
+    cs = claims_of(data)
+    for c in rng.sample(cs, min(len(cs), rng.randint(1, 8))):
+        from pytest_mlip.reporting.claims import fmt_value
+
+        c["text"] = fmt_value(float(c["value"]), rng.randint(4, 9))
+    save_and_render(f, data)
+    return True
+
+
 LEGITIMATE = {
     "reflow-md": l_reflow_md, "reflow-html": l_reflow_html, "json-layout": l_json_layout,
     "emphasis-md": l_emphasis_md, "notes": l_notes, "recompress": l_recompress, "move": l_move,
+    "order": l_order, "precision": l_precision,
 }
 
 

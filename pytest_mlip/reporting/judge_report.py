@@ -268,6 +268,9 @@ def _diffs(a, b, path="") -> list[str]:
     if isinstance(a, dict) and isinstance(b, dict):
         out = []
         for k in sorted(set(a) | set(b), key=str):
+            if (k == "text" and "artifact" in b and isinstance(a.get(k), str) and isinstance(b.get("value"), (int, float))
+                    and not isinstance(b.get("value"), bool) and number_mismatch(a[k], b["value"]) is None):
+                continue  # a cited number printed more precisely than the report's default: still faithful
             if k not in a:
                 out.append(f"{path}.{k} is missing")
             elif k not in b:
@@ -290,9 +293,29 @@ def _diffs(a, b, path="") -> list[str]:
     return [f"{path} is {json.dumps(a)[:60]}, the store gives {json.dumps(b)[:60]}"]
 
 
+def _in_order(data: dict) -> dict:
+    """report.json with its lists in a canonical order: models, contracts and verdicts (and a verdict's probes)
+    may be listed in any order; the rendering follows the order given."""
+    out = dict(data)
+    if isinstance(out.get("models"), list):
+        out["models"] = sorted(out["models"], key=lambda m: str(m.get("name")) if isinstance(m, dict) else "")
+    if isinstance(out.get("contracts"), list):
+        out["contracts"] = sorted(out["contracts"], key=lambda c: str(c.get("name")) if isinstance(c, dict) else "")
+    if isinstance(out.get("verdicts"), list):
+        vs = []
+        for v in out["verdicts"]:
+            if isinstance(v, dict) and isinstance(v.get("probes"), list):
+                v = {**v, "probes": sorted(v["probes"], key=lambda p: str(p.get("probe")) if isinstance(p, dict)
+                                           else "")}
+            vs.append(v)
+        out["verdicts"] = sorted(vs, key=lambda v: (str(v.get("contract")), str(v.get("model")))
+                                 if isinstance(v, dict) else ("", ""))
+    return out
+
+
 def compare_json(given: dict, rebuilt: dict) -> list[Finding]:
-    g = {k: v for k, v in given.items() if k != "notes"}
-    r = json.loads(json.dumps({k: v for k, v in rebuilt.items() if k != "notes"}))
+    g = _in_order({k: v for k, v in given.items() if k != "notes"})
+    r = _in_order(json.loads(json.dumps({k: v for k, v in rebuilt.items() if k != "notes"})))
     diffs = _diffs(g, r)
     if not diffs:
         return [Finding(True, "report.json", f"equals the report rebuilt from the store ({len(r['verdicts'])} "

@@ -252,9 +252,17 @@ def cite(c, short: int = SHORT_ID) -> str:
     return f"{c['text']} [a:{c['artifact'][:short]}]"
 
 
+def in_key_order(data: dict) -> dict:
+    """``data`` with every mapping's keys sorted: what the renderer draws from, so the rendering does not depend on
+    the key order of report.json (lists keep their order)."""
+    return json.loads(json.dumps(data, sort_keys=True))
+
+
 def figures_for(data: dict) -> list[dict]:
     """All figures: name, title, section, caption, PNG bytes, cited series ids."""
     from . import figures as F
+
+    data = in_key_order(data)
 
     out = []
     png = F.matrix_png(data)
@@ -340,11 +348,11 @@ def _context(data: dict, figs: list[dict]) -> dict:
 
 
 def render_markdown(data: dict, figs: list[dict]) -> str:
-    return _env().get_template("report.md.j2").render(**_context(data, figs))
+    return _env().get_template("report.md.j2").render(**_context(in_key_order(data), figs))
 
 
 def render_html(data: dict, figs: list[dict]) -> str:
-    ctx = _context(data, figs)
+    ctx = _context(in_key_order(data), figs)
     for f in figs:
         f["b64"] = base64.b64encode(f["png"]).decode()
     return _env().get_template("report.html.j2").render(**ctx)
@@ -458,6 +466,12 @@ def rerender(folder) -> list[Path]:
             raise ReportError(f"{src}: notes[{i}] (comment): {problems[0]}")
     figs = figures_for(data)
     out = []
+    (folder / "figures").mkdir(exist_ok=True)
+    for old in (folder / "figures").glob("*.png"):
+        if old.name not in {f["name"] for f in figs}:
+            old.unlink()
+    for f in figs:
+        (folder / "figures" / f["name"]).write_bytes(f["png"])
     for name, text in (("report.md", render_markdown(data, figs)), ("report.html", render_html(data, figs))):
         tmp = folder / f".{name}.tmp"
         tmp.write_text(text, encoding="utf-8")
