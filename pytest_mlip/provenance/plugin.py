@@ -89,6 +89,7 @@ class ProvenanceRun:
         self.run_artifact: str | None = None
         self.tracker: "_Collector | None" = None
         self.incomplete: dict = {}
+        self.root: str | None = None
 
     def flush(self, extra=()):
         arts = self.ledger.take() + list(extra)
@@ -426,6 +427,16 @@ def incomplete_lines(block: dict) -> list[str]:
     return [head] + [f"  {p}" for p in parts]
 
 
+def _junit(config):
+    """pytest's JUnit XML writer when --junitxml is on (its global properties land in the file's header)."""
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # pragma: no cover
+        return None
+    return config.stash.get(xml_key, None)
+
+
+@pytest.hookimpl(tryfirst=True)  # before junitxml writes its file, so the root is among its properties
 def pytest_sessionfinish(session, exitstatus):
     config = session.config
     prov = config.stash.get(PROV_KEY, None)
@@ -453,18 +464,28 @@ def pytest_sessionfinish(session, exitstatus):
 
 def _finish_run(prov):
     from ..reporting.gate import baseline_document, compare, is_gating, write_atomic
-    from .recorder import run_artifact
+    from .recorder import root_hash, run_artifact, run_texts
 
     entries = [prov.entries[k] for k in sorted(prov.entries)]
     verdicts = [v for v, _ in entries]
     vids = [ids["verdict"] for _, ids in entries]
     required = [ids["verdict"] for v, ids in entries if is_gating(v)]
-    texts = {ids["verdict"]: {"reproduce": ids.get("reproduce"), "worst_file": v.get("worst_file")}
-             for v, ids in entries}
+    texts = {ids["verdict"]: run_texts(v, ids) for v, ids in entries}
     prov.incomplete = prov.tracker.incomplete(prov.state, verdicts) if prov.tracker else {}
+    if prov.baseline is not None:
+        prov.gate = compare(verdicts, prov.baseline, prov.margin)
+        prov.gate.incomplete = gate_incomplete(prov.incomplete, prov.baseline)
+    from ..reporting.report import gate_json
+
+    extra = {"gate": gate_json(prov.gate)}
+    inc = prov.incomplete
+    if inc and (inc.get("count") or inc.get("interrupted") or inc.get("dead_workers")):
+        extra["incomplete"] = inc  # report.json is rebuilt from the store: the block travels in the run artifact
     refs = [r for _, ids in entries for r in ids.get("references", [])]  # --mlip-reference decisions
+    if refs:
+        extra["reference_decisions"] = refs
     run_art = run_artifact(prov.run_id, prov.code_version, prov.state.target, list(prov.state.committee), vids,
-                           required, texts, incomplete=prov.incomplete, references=refs)
+                           required, texts, extra, references=refs)
     prov.flush([run_art])
     models = {}
     for v, ids in entries:
@@ -476,10 +497,11 @@ def _finish_run(prov):
             m["role"] = "target"
     prov.store.finish_run(prov.run_id, models, run_art.id)
     prov.run_artifact = run_art.id
-
-    if prov.baseline is not None:
-        prov.gate = compare(verdicts, prov.baseline, prov.margin)
-        prov.gate.incomplete = gate_incomplete(prov.incomplete, prov.baseline)
+    prov.root = root_hash(prov.store, prov.run_id)
+    xml = _junit(prov.config)
+    if xml is not None and prov.root:
+        xml.add_global_property("mlip_root", prov.root)
+        xml.add_global_property("mlip_run", prov.run_id)
     if prov.update_baseline and prov.baseline_path is not None and prov.incomplete.get("fails_run"):
         prov.errors.append(f"baseline {prov.baseline_path} not updated: the run is incomplete (it was stopped or "
                            "items did not finish); rerun to completion to update it")
@@ -494,11 +516,9 @@ def _finish_run(prov):
         prov.written.append(f"baseline: {prov.baseline_path} ({len(doc['entries'])} entries)")
         prov.written_baseline = doc
     if prov.report_dir is not None:
-        from ..reporting.report import build_report, write_report
+        from ..reporting.report import report_from_store, write_report
 
-        run = prov.store.run(prov.run_id)
-        data = build_report(prov.store, run, entries, gate=prov.gate)
-        data["incomplete"] = prov.incomplete
+        data = report_from_store(prov.store, prov.run_id)
         write_report(prov.report_dir, data, prov.store)
         (prov.report_dir / REPORT_MARKER).write_text("written by pytest-mlip: this folder is replaced on every "
                                                      "--mlip-report run\n")
@@ -541,6 +561,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             tr.write_line(line)
     n = prov.store.count(run=prov.run_id)
     tr.write_line(f"provenance: run {prov.run_id}, {n} new artifact(s) in {prov.store.path}")
+    if prov.root:
+        tr.write_line(f"mlip root: {prov.root} (pytest-mlip judge REPORT --root {prov.root})")
     for line in prov.written:
         tr.write_line(line)
     for err in prov.errors:

@@ -749,34 +749,32 @@ def _pick_store(path: Path, declared_store: str | None, store: str | None):
     from .report import SNAPSHOT
 
     snap = path.parent / SNAPSHOT
+    gz = snap.with_name(SNAPSHOT + ".gz")
+    if snap.is_file() and gz.is_file():
+        raise MlipError(f"two provenance stores next to {path}: {snap} and {gz}; exactly one may go with a report: "
+                        "remove the other")
     if snap.is_file():
         return Store(snap, readonly=True), None
-    gz = snap.with_name(SNAPSHOT + ".gz")
     if gz.is_file():
-        import gzip
-        import shutil
-        import tempfile
+        from .judge_report import open_gzipped
 
-        fd, tmp = tempfile.mkstemp(suffix=".sqlite", prefix="mlip-judge-")
-        try:
-            with os.fdopen(fd, "wb") as out, gzip.open(gz, "rb") as src:
-                shutil.copyfileobj(src, out)
-            return Store(tmp, readonly=True), tmp
-        except (OSError, EOFError) as exc:
-            os.unlink(tmp)
-            raise MlipError(f"cannot read the compressed snapshot {gz} ({exc}); pass the store with --store PATH") \
-                from None
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        return open_gzipped(gz)
     if declared_store and Path(declared_store).is_file():
         return Store(Path(declared_store), readonly=True), None
     raise MlipError(f"no provenance store for {path}: neither {snap} nor the store the report names "
                     f"({declared_store}) exists; pass it with --store PATH")
 
 
-def judge_file(report, store: str | None = None) -> Judgement:
+def judge_file(report, store: str | None = None, root: str | None = None, sample: int | None = 3,
+               seed: int | None = None) -> Judgement:
+    """Judge a report. A run report (a folder holding report.json) is verified from its source
+    (:mod:`.judge_report`); a report without one (an escalation report) claim by claim."""
     path = Path(report)
+    folder = path if path.is_dir() else path.parent
+    if (folder / "report.json").is_file() or path.is_dir():
+        from .judge_report import judge_report
+
+        return judge_report(path, store=store, root=root, sample=sample, seed=seed)
     fmt, content = _read_report(path)
     if fmt == "json":
         declared_run, declared_store = content["run"]["id"], content["run"].get("store")

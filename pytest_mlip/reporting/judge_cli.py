@@ -1,28 +1,46 @@
-"""``pytest-mlip judge REPORT``: re-verify every number of a report against its provenance store."""
+"""``pytest-mlip judge REPORT`` and ``pytest-mlip render DIR``."""
 
 from __future__ import annotations
 
 
 def add_parser(subparsers):
     p = subparsers.add_parser(
-        "judge", help="re-verify every number of a report (report.md or report.json) against its provenance store",
-        description="Check each claim of a pytest-mlip report: the cited artifact exists, is unaltered, belongs to "
-                    "the run, is not stale, its ancestry holds, its value matches the printed number at the printed "
-                    "precision, and it is cited where it is printed; every failed hard contract on the target must "
-                    "be claimed. Exit status 1 when any check fails.")
-    p.add_argument("report", help="path of report.md or report.json")
+        "judge", help="verify a report (folder, report.json, report.md or report.html) against its provenance store",
+        description="A run report is judged from its source: every artifact of the run is re-verified (content ids, "
+                    "derived values recomputed from their parents, stored configurations), a random sample of the "
+                    "model calls is re-run, report.json must equal the report the store gives (its notes aside, "
+                    "each of which is evaluated on the artifacts it cites), and report.md / report.html must equal "
+                    "their rendering from report.json (whitespace aside). Exit status 1 when any check fails, 2 on "
+                    "unusable input. Reports without a report.json beside them (the detective's escalation reports) "
+                    "are judged claim by claim.")
+    p.add_argument("report", help="a report folder, or its report.json, report.md or report.html")
     p.add_argument("--store", default=None, metavar="PATH",
-                   help="provenance store to judge against (default: provenance.sqlite next to the report, "
-                        "else the store the report names)")
+                   help="provenance store to judge against when no snapshot lies next to the report "
+                        "(two stores for one report are an error)")
+    p.add_argument("--root", default=None, metavar="HASH",
+                   help="the run's root hash as printed by pytest ('mlip root: ...') or kept in the JUnit XML "
+                        "(property mlip_root); the store must give the same")
+    p.add_argument("--sample", type=int, default=None, metavar="N",
+                   help="model calls to re-run per model, chosen at random (default 3)")
+    p.add_argument("--all", action="store_true", help="re-run every stored model call")
+    p.add_argument("--seed", type=int, default=None, help="seed of the random sample (default: fresh each time)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the failed checks and the summary")
     p.set_defaults(func=run)
+    r = subparsers.add_parser(
+        "render", help="re-render report.md and report.html from a report folder's report.json (after adding notes)",
+        description="Validate the notes of DIR/report.json and write report.md and report.html from it with the "
+                    "fixed renderer. Figures are redrawn from report.json.")
+    r.add_argument("folder", help="the report folder")
+    r.set_defaults(func=render)
     return p
 
 
 def run(args) -> int:
     from .judge import judge_file
+    from .judge_report import DEFAULT_SAMPLE
 
-    result = judge_file(args.report, store=args.store)
+    sample = None if args.all else (DEFAULT_SAMPLE if args.sample is None else args.sample)
+    result = judge_file(args.report, store=args.store, root=args.root, sample=sample, seed=args.seed)
     print(f"judge: {result.report} against {result.store} (run {result.run})")
     for f in result.findings:
         if f.ok and args.quiet:
@@ -30,3 +48,11 @@ def run(args) -> int:
         print("  " + f.line())
     print(result.summary())
     return 0 if result.ok else 1
+
+
+def render(args) -> int:
+    from .report import rerender
+
+    for path in rerender(args.folder):
+        print(f"render: wrote {path}")
+    return 0

@@ -42,6 +42,72 @@ def reproduce_command(spec: str, contract: str) -> str:
     return f"pytest --mlip={spec} --mlip-committee=none -k '{contract}'"
 
 
+def report_from_store(store, run_id: str) -> dict:
+    """report.json's content, rebuilt from the store alone (the run row, its run artifact and its verdicts).
+
+    This one function writes report.json at the end of a run and is what the
+    judge recomputes and compares a given report.json with.
+    """
+    from ..provenance.recorder import root_hash, verdict_parents
+
+    run = store.run(run_id)
+    if run is None or not run.get("artifact"):
+        raise ReportError(f"run {run_id!r} has no run record in the store {store.path}; re-run pytest")
+    ra = store.get(run["artifact"])
+    if ra is None or ra.kind != "run":
+        raise ReportError(f"the run artifact of run {run_id} is missing from the store {store.path}")
+    value = ra.value or {}
+    texts = value.get("texts") or {}
+    cited = verdict_parents(ra)
+    order = value.get("order") or sorted(cited)
+    if sorted(order) != sorted(cited):
+        raise ReportError(f"the run artifact of run {run_id} lists verdicts it does not cite")
+    verdict_arts = store.get_many(order)
+    parent_ids = [pid for va in verdict_arts.values() for pid in va.parents]
+    parents = store.get_many(parent_ids)
+    entries = []
+    for vid in order:
+        va = verdict_arts.get(vid)
+        if va is None or va.kind != "verdict":
+            raise ReportError(f"verdict {vid[:SHORT_ID]} of run {run_id} is missing from the store {store.path}")
+        t = texts.get(vid) or {}
+        pm = va.params
+        ids: dict = {"verdict": vid, "model": va.model.as_dict() if va.model else {}, "tolerance": {}, "probes": {},
+                     "spec": t.get("spec") or (va.model.name if va.model else None), "reproduce": t.get("reproduce")}
+        for pid in va.parents:
+            a = parents.get(pid)
+            if a is None:
+                continue
+            p = a.params
+            if a.kind == "tolerance":
+                ids["tolerance"][p.get("key")] = pid
+            elif a.kind == "max_normalized":
+                ids["max_normalized"] = pid
+            elif a.kind in ("violation", "normalized", "observable", "series"):
+                slot = ids["probes"].setdefault(p.get("probe"), {"violations": {}, "observables": {}, "series": {}})
+                if a.kind == "normalized":
+                    slot["normalized"] = pid
+                elif a.kind == "violation":
+                    slot["violations"][p.get("key")] = pid
+                else:
+                    slot["series" if a.kind == "series" else "observables"][p.get("name")] = pid
+        for probe, rids in (t.get("references") or {}).items():  # --mlip-reference: settled probes
+            ids["probes"].setdefault(probe, {"violations": {}, "observables": {}, "series": {}})["reference"] = rids
+        verdict = {"contract": pm.get("contract"), "check": pm.get("check"),
+                   "model": va.model.name if va.model else "?", "role": pm.get("role"), "hard": pm.get("hard"),
+                   "basis": pm.get("basis"), "reason": pm.get("reason", ""), "setting": pm.get("setting", ""),
+                   "worst_probe": pm.get("worst_probe"), "units": pm.get("units") or {},
+                   "worst_file": t.get("worst_file"), "worst_sha256": t.get("worst_sha256"),
+                   "probes": list(t.get("probes") or []),
+                   "evaluations": t.get("calls", 0), "cache_hits": t.get("cache_hits", 0)}
+        entries.append((verdict, ids))
+    data = build_report(store, run, entries, gate=value.get("gate"))
+    data["run"]["root"] = root_hash(store, run_id)
+    if value.get("incomplete"):
+        data["incomplete"] = value["incomplete"]
+    return data
+
+
 def build_report(store, run: dict, entries: list[tuple[dict, dict]], gate=None) -> dict:
     """report.json's content from the verdicts (as JSON) and the artifact ids recorded for them.
 
@@ -107,7 +173,9 @@ def build_report(store, run: dict, entries: list[tuple[dict, dict]], gate=None) 
             "status": {"text": arts[vid].value, "artifact": vid},
             "max_normalized": cl(ids.get("max_normalized")),
             "reason": v.get("reason", ""), "setting": v.get("setting", ""), "worst_probe": v.get("worst_probe"),
-            "worst_source": v.get("worst_file"), "worst_file": None,
+            "worst_source": v.get("worst_file"),
+            "worst_file": f"worst/{_safe(v['model'])}/{_safe(v['contract'])}.extxyz" if v.get("worst_file") else None,
+            **({"worst_sha256": v["worst_sha256"]} if v.get("worst_sha256") else {}),
             "reproduce": ids.get("reproduce") or reproduce_command(spec, v["contract"]),
             "tolerance": {k: cl(a) for k, a in ids.get("tolerance", {}).items()},
             "units": v.get("units", {}),
@@ -128,14 +196,16 @@ def build_report(store, run: dict, entries: list[tuple[dict, dict]], gate=None) 
         "models": model_list,
         "contracts": list(contracts.values()),
         "verdicts": verdicts,
-        "gate": _gate_json(gate),
+        "gate": gate_json(gate),
+        "notes": [],
     }
     return data
 
 
-def _gate_json(gate):
-    if gate is None:
-        return None
+def gate_json(gate):
+    """The CI gate's outcome as JSON (recorded in the run artifact, printed in the report)."""
+    if gate is None or isinstance(gate, dict):
+        return gate
     return {"margin": gate.margin, "passed": gate.passed,
             "changes": [{"kind": c.kind, "model": c.model, "contract": c.contract, "status": c.status,
                          "before_status": c.before_status, "now": finite_or_str(c.now),
@@ -191,9 +261,17 @@ def cite(c, short: int = SHORT_ID) -> str:
     return f"{c['text']} [a:{c['artifact'][:short]}]"
 
 
+def in_key_order(data: dict) -> dict:
+    """``data`` with every mapping's keys sorted: what the renderer draws from, so the rendering does not depend on
+    the key order of report.json (lists keep their order)."""
+    return json.loads(json.dumps(data, sort_keys=True))
+
+
 def figures_for(data: dict) -> list[dict]:
     """All figures: name, title, section, caption, PNG bytes, cited series ids."""
     from . import figures as F
+
+    data = in_key_order(data)
 
     out = []
     png = F.matrix_png(data)
@@ -239,17 +317,29 @@ def _env():
     env.filters["cite"] = cite
     env.filters["short"] = lambda aid: aid[:SHORT_ID] if aid else ""
     env.filters["fmt"] = fmt_value
+    env.filters["inline"] = _inline_html
     return env
+
+
+def _inline_html(text: str):
+    """A note's sentence in HTML: escaped, with `code` spans."""
+    import markupsafe
+
+    parts = str(markupsafe.escape(text)).split("`")
+    return markupsafe.Markup("".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts)))
 
 
 def _context(data: dict, figs: list[dict]) -> dict:
     from . import figures as F
 
+    from .claims import artifact_index, note_sentence, parse_notes
+
     verdicts = data["verdicts"]
-    failures = [v for v in verdicts if v["status"]["text"] in ("fail", "error")]
+    failures = [{**v, "worst": next((p for p in v["probes"] if p["probe"] == v["worst_probe"]), None)}
+                for v in verdicts if v["status"]["text"] in ("fail", "error")]
     failures.sort(key=lambda v: (not v["gating"], v["role"] != "target"))
-    for v in failures:
-        v["worst"] = next((p for p in v["probes"] if p["probe"] == v["worst_probe"]), None)
+    index = artifact_index(data)
+    notes = [note_sentence(n, index) for n in parse_notes(data.get("notes"))]
     cell = {(v["contract"], v["model"]): v for v in verdicts}
     per_probe = []
     for c in data["contracts"]:
@@ -268,15 +358,16 @@ def _context(data: dict, figs: list[dict]) -> dict:
         "figs": figs, "key_tables": F.key_observables(data),
         "color_of": F.color_of, "cell_style": F.cell_style, "gate": data.get("gate"),
         "references": reference_rows(verdicts),
+        "notes": notes, "incomplete": data.get("incomplete"),
     }
 
 
 def render_markdown(data: dict, figs: list[dict]) -> str:
-    return _env().get_template("report.md.j2").render(**_context(data, figs))
+    return _env().get_template("report.md.j2").render(**_context(in_key_order(data), figs))
 
 
 def render_html(data: dict, figs: list[dict]) -> str:
-    ctx = _context(data, figs)
+    ctx = _context(in_key_order(data), figs)
     for f in figs:
         f["b64"] = base64.b64encode(f["png"]).decode()
     return _env().get_template("report.html.j2").render(**ctx)
@@ -311,10 +402,6 @@ def write_report(folder, data: dict, store) -> list[Path]:
     if err:
         raise ReportError(err)
     figs = figures_for(data)
-    for v in data["verdicts"]:
-        src = v.get("worst_source")
-        if src and Path(src).is_file():
-            v["worst_file"] = f"worst/{_safe(v['model'])}/{_safe(v['contract'])}.extxyz"
     md = render_markdown(data, figs)
     html = render_html(data, figs)
     exists = folder.is_dir()
@@ -334,12 +421,12 @@ def write_report(folder, data: dict, store) -> list[Path]:
         for f in figs:
             (stage / "figures" / f["name"]).write_bytes(f["png"])
         for v in data["verdicts"]:
-            if v.get("worst_file"):
+            if v.get("worst_file") and Path(v["worst_source"]).is_file():
                 dst = stage / v["worst_file"]
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(v["worst_source"], dst)
         roots = cited_ids(data)
-        store.export(stage / SNAPSHOT, store.closure(roots), [data["run"]["id"]])
+        store.export(stage / SNAPSHOT, store.closure(roots), [data["run"]["id"]], payloads=True)
         if not exists:
             os.replace(stage, folder)
         else:
@@ -359,3 +446,50 @@ def write_report(folder, data: dict, store) -> list[Path]:
         shutil.rmtree(stage, ignore_errors=True)
         raise
     return [folder / "report.json", folder / "report.md", folder / "report.html"]
+
+
+def rerender(folder) -> list[Path]:
+    """Re-render report.md and report.html of a report folder from its report.json (notes validated)."""
+    from pydantic import ValidationError
+
+    from .claims import parse_notes
+
+    folder = Path(folder)
+    src = folder / "report.json"
+    try:
+        data = json.loads(src.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ReportError(f"cannot read {src} ({exc.strerror}); pass the folder pytest --mlip-report=DIR wrote") \
+            from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ReportError(f"{src} is not valid JSON ({exc}); fix the edit or regenerate the report") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ReportError(f"{src} is not a pytest-mlip report; pass the folder pytest --mlip-report=DIR wrote")
+    try:
+        notes = parse_notes(data.get("notes"))
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        raise ReportError(f"{src}: notes.{'.'.join(map(str, e['loc']))}: {e['msg']}; see the note kinds in the "
+                          "README (Reports, the judge and the CI gate)") from None
+    from .claims import comment_problems
+    from .judge_report import model_names
+
+    names = model_names({m.get("name"): m for m in data.get("models", []) if isinstance(m, dict)})
+    for i, n in enumerate(notes):
+        problems = comment_problems(n.text, names) if n.kind == "comment" else []
+        if problems:
+            raise ReportError(f"{src}: notes[{i}] (comment): {problems[0]}")
+    figs = figures_for(data)
+    out = []
+    (folder / "figures").mkdir(exist_ok=True)
+    for old in (folder / "figures").glob("*.png"):
+        if old.name not in {f["name"] for f in figs}:
+            old.unlink()
+    for f in figs:
+        (folder / "figures" / f["name"]).write_bytes(f["png"])
+    for name, text in (("report.md", render_markdown(data, figs)), ("report.html", render_html(data, figs))):
+        tmp = folder / f".{name}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, folder / name)
+        out.append(folder / name)
+    return out

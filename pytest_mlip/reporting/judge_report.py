@@ -1,0 +1,591 @@
+"""Judging a run report: verify the store, rebuild report.json from it, check the notes, re-render md and html.
+
+A run report is generated, not written: report.json is a pure function of the
+run's record in the provenance store (:func:`~.report.report_from_store`),
+and report.md / report.html are pure functions of report.json (the fixed
+templates). So the judge does not parse prose. It
+
+1. verifies the store: every artifact the run reaches still matches its
+   content id; every derived artifact is recomputed from its parents by its
+   recorded fixed routine (v/tau, worst v/tau, the verdict, the run's list of
+   required claims); every stored configuration matches its configuration key
+   and its forces their hash;
+2. re-runs a random sample of the model calls on their stored configurations
+   (``--all``: every one) and compares energy and forces;
+3. computes the run's root hash and, given ``--root`` (what a CI log kept),
+   requires it;
+4. rebuilds report.json from the store and requires the given report.json
+   to equal it (key order and layout aside), except ``notes``;
+5. evaluates each note (a typed claim) on the artifacts it cites, and
+   refuses free-text comments holding numbers, verdict words or model names;
+6. renders report.md and report.html from the given report.json and
+   requires the given files to equal them, whitespace aside (and, in
+   Markdown, ``*`` emphasis).
+
+Exactly one store may go with a report: a snapshot next to it (plain or
+gzipped) or ``--store``; two candidates are an error.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import math
+import os
+import random
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from ..errors import MlipError
+from ..provenance.artifact import SHORT_ID, from_finite_or_str
+from ..provenance.recorder import verdict_parents
+from .claims import comment_problems, number_mismatch
+from .judge import Finding, Judge, Judgement
+
+#: model calls re-run per model by default (``--sample N``; ``--all`` re-runs every one)
+DEFAULT_SAMPLE = 3
+#: a re-run model call matches its record within these (float32 models vary in the last digits across machines)
+ENERGY_ATOL, ENERGY_RTOL, FORCES_ATOL = 1e-4, 1e-6, 1e-3
+
+
+def pick_store(folder: Path, store: str | None):
+    """The one store of a report folder: (Store, label, temporary file or None). Two candidates are an error."""
+    from ..provenance.store import Store
+    from .report import SNAPSHOT
+
+    snap = folder / SNAPSHOT
+    gz = folder / (SNAPSHOT + ".gz")
+    candidates = [p for p in (snap, gz) if p.is_file()]
+    if store:
+        candidates.append(Path(store))
+    if len(candidates) > 1:
+        raise MlipError(f"two provenance stores for the report in {folder}: {', '.join(map(str, candidates))}; "
+                        "exactly one may go with a report: remove the other (or judge a copy of the folder)")
+    if not candidates:
+        raise MlipError(f"no provenance store for the report in {folder}: put its snapshot {SNAPSHOT}(.gz) next to "
+                        "it or pass --store PATH")
+    path = candidates[0]
+    if path.suffix != ".gz":
+        return Store(path, readonly=True), str(path), None
+    st, tmp = open_gzipped(path)
+    return st, str(path), tmp
+
+
+def open_gzipped(path: Path):
+    """A gzipped snapshot, decompressed into a temporary file: (Store, temporary file to delete)."""
+    from ..provenance.store import Store
+
+    fd, tmp = tempfile.mkstemp(suffix=".sqlite", prefix="mlip-judge-")
+    try:
+        with os.fdopen(fd, "wb") as out, gzip.open(path, "rb") as src:
+            shutil.copyfileobj(src, out)
+        return Store(tmp, readonly=True), tmp
+    except (OSError, EOFError) as exc:
+        os.unlink(tmp)
+        raise MlipError(f"cannot read the compressed snapshot {path} ({exc}); pass the store with --store PATH") \
+            from None
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def load_report_json(path: Path) -> dict:
+    from .judge import _read_report
+
+    fmt, data = _read_report(path)
+    if fmt != "json":
+        raise MlipError(f"{path} is not a report.json")
+    return data
+
+
+# --- 1. the store -------------------------------------------------------------------------------------------------
+
+
+def verify_store(judge: Judge) -> list[Finding]:
+    from ..evaluation.evaluator import config_key
+    from ..provenance.recorder import decode_payload
+
+    out = []
+    run = judge.run
+    bad = []
+    for aid in sorted(judge.closure):
+        a = judge.get(aid)
+        problems = judge.verify(aid)
+        if a is not None and not problems:
+            if a.code_version != run["code_version"]:
+                problems = [f"recorded by code version {a.code_version}, the run used {run['code_version']}"]
+            elif a.model is not None:
+                m = judge.models.get(a.model.name)
+                if m is None:
+                    problems = [f"recorded for model {a.model.name}, which is not part of the run"]
+                elif (m.get("version"), m.get("weights_hash")) != (a.model.version, a.model.weights_hash):
+                    problems = [f"recorded for {a.model.name} {a.model.version}/{a.model.weights_hash}, the run "
+                                f"used {m.get('version')}/{m.get('weights_hash')}"]
+        if a is not None and not problems and a.kind == "evaluation":
+            blob = judge.store.payload(aid)
+            if blob:
+                try:
+                    cfg = decode_payload(blob)
+                except Exception as exc:  # a damaged payload is a finding, not a crash
+                    problems = [f"its stored configuration cannot be read ({exc})"]
+                else:
+                    problems = _payload_problems(a, cfg, config_key)
+        if problems:
+            bad.append(Finding(False, "store", f"{a.kind if a else 'artifact'} {aid[:SHORT_ID]}", problems[:1]))
+    out += bad[:20]
+    if len(bad) > 20:
+        out.append(Finding(False, "store", f"{len(bad) - 20} more artifact(s)", ["do not hold (see above)"]))
+    out += _verify_run_artifact(judge)
+    if not bad:
+        out.append(Finding(True, "store", f"{len(judge.closure)} artifact(s) of run {run['id']} hold (content ids, "
+                                          "recomputed derivations, configurations)"))
+    return out
+
+
+def _payload_problems(a, cfg, config_key) -> list[str]:
+    import numpy as np
+    from ase import Atoms
+
+    atoms = Atoms(numbers=cfg["numbers"], positions=cfg["positions"], cell=cfg["cell"], pbc=cfg["pbc"])
+    model_id = f"{a.model.name}#{a.model.weights_hash or ''}" if a.model else ""
+    if config_key(model_id, atoms) != a.params.get("config_key"):
+        return ["its stored configuration is not the one its configuration key names"]
+    if "forces" in cfg:
+        f = np.ascontiguousarray(cfg["forces"], dtype=np.float64)
+        if hashlib.sha256(f.tobytes()).hexdigest() != a.value.get("forces_sha256"):
+            return ["its stored forces do not match the forces hash it records"]
+    return []
+
+
+def _verify_run_artifact(judge: Judge) -> list[Finding]:
+    ra = judge.run_art
+    if ra is None:
+        return [Finding(False, "store", "run artifact", ["missing"])]
+    value = ra.value or {}
+    cited = verdict_parents(ra)
+    refs = [p for p in ra.parents if p not in set(cited)]
+    verdicts = judge.store.get_many(cited)
+    want = sorted(vid for vid, v in verdicts.items() if v.kind == "verdict" and v.params.get("role") == "target"
+                  and v.params.get("hard") and v.value in ("fail", "error"))
+    reasons = []
+    if any(v.kind != "verdict" for v in verdicts.values()) or len(verdicts) != len(cited):
+        reasons.append("the run artifact cites something other than its verdicts")
+    if any(a.kind != "reference_decision" for a in judge.store.get_many(refs).values()) or \
+            len(judge.store.get_many(refs)) != len(refs):
+        reasons.append("the run artifact lists reference decisions that are not in the store")
+    if value.get("verdicts") != len(cited):
+        reasons.append(f"it counts {value.get('verdicts')} verdicts but cites {len(cited)}")
+    if sorted(value.get("required") or []) != want:
+        reasons.append("its required claims (failed hard contracts on the target) are not the ones its verdicts give")
+    if value.get("order") is not None and sorted(value["order"]) != sorted(cited):
+        reasons.append("its verdict order names verdicts it does not cite")
+    texts = value.get("texts") or {}
+    for vid, v in verdicts.items():
+        t = texts.get(vid) or {}
+        for p in t.get("probes") or []:
+            if p.get("status") in ("fail", "error", "ok", "pass") and v.value == "skip":
+                reasons.append(f"verdict {vid[:SHORT_ID]} is a skip but its probes ran")
+                break
+    return [Finding(not reasons, "store", f"run artifact {ra.id[:SHORT_ID]} (its {len(cited)} verdicts, "
+                                          f"{len(want)} required claim(s))", reasons)]
+
+
+# --- 2. model calls -------------------------------------------------------------------------------------------------
+
+
+def spot_check(judge: Judge, sample: int | None, seed: int | None = None) -> list[Finding]:
+    """Re-run model calls on their stored configurations: ``sample`` per model at random, or all (None)."""
+    from ..provenance.recorder import decode_payload
+
+    evals: dict[str, list] = {}
+    nopayload = 0
+    for aid in sorted(judge.closure):
+        a = judge.get(aid)
+        if a is None or a.kind != "evaluation" or a.model is None:
+            continue
+        if judge.store.payload(aid):
+            evals.setdefault(a.model.name, []).append(a)
+        else:
+            nopayload += 1
+    out = []
+    rng = random.Random(seed) if seed is not None else random.SystemRandom()
+    for name, arts in sorted(evals.items()):
+        chosen = arts if sample is None else rng.sample(arts, min(sample, len(arts)))
+        m = judge.models.get(name) or {}
+        spec = m.get("spec") or name
+        try:
+            from ..evaluation.evaluator import Evaluator
+            from ..models.registry import load
+
+            model = load(spec)
+        except Exception as exc:
+            out.append(Finding(False, "model calls", f"{name}: cannot load {spec} to re-run its calls",
+                               [f"{type(exc).__name__}: {exc}"]))
+            continue
+        if (model.info.version, model.weights_hash) != (m.get("version"), m.get("weights_hash")):
+            out.append(Finding(False, "model calls", f"{name}: the installed model is not the run's",
+                               [f"installed {model.info.version}/{model.weights_hash}, the run used "
+                                f"{m.get('version')}/{m.get('weights_hash')}; judge where the run's model is "
+                                "installed"]))
+            continue
+        ev = Evaluator(model)
+        bad = []
+        for a in chosen:
+            problem = _rerun(ev, a, decode_payload(judge.store.payload(a.id)))
+            if problem:
+                bad.append(f"{a.id[:SHORT_ID]}: {problem}")
+        out.append(Finding(not bad, "model calls", f"{name}: re-ran {len(chosen)} of {len(arts)} stored call(s)",
+                           bad[:3]))
+    if nopayload:
+        out.append(Finding(True, "model calls", f"{nopayload} call(s) kept no configuration (recorded from the "
+                                                "cache before recording started); their ids still seal them"))
+    return out
+
+
+def _rerun(ev, a, cfg) -> str | None:
+    import numpy as np
+    from ase import Atoms
+
+    atoms = Atoms(numbers=cfg["numbers"], positions=cfg["positions"], cell=cfg["cell"], pbc=cfg["pbc"])
+    try:
+        r = ev.evaluate(atoms)
+    except Exception as exc:
+        return f"the model fails on the stored configuration ({exc})"
+    e0 = float(a.value.get("energy"))
+    if not abs(r.energy - e0) <= ENERGY_ATOL + ENERGY_RTOL * abs(e0):
+        return f"re-run energy {r.energy!r} eV, the record says {e0!r} eV"
+    if "forces" in cfg:
+        d = float(np.abs(np.asarray(r.forces) - cfg["forces"]).max()) if len(atoms) else 0.0
+        if not d <= FORCES_ATOL:
+            return f"re-run forces differ from the stored ones by up to {d:.3g} eV/A"
+    fmax = float(np.sqrt((np.asarray(r.forces) ** 2).sum(axis=1)).max()) if len(atoms) else 0.0
+    if not abs(fmax - float(a.value.get("fmax", fmax))) <= FORCES_ATOL:
+        return f"re-run fmax {fmax:.6g} eV/A, the record says {a.value.get('fmax')!r} eV/A"
+    return None
+
+
+# --- 4. report.json against its rebuild --------------------------------------------------------------------------
+
+
+def _diffs(a, b, path="") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b), key=str):
+            if (k == "text" and "artifact" in b and isinstance(a.get(k), str) and isinstance(b.get("value"), (int, float))
+                    and not isinstance(b.get("value"), bool) and number_mismatch(a[k], b["value"]) is None):
+                continue  # a cited number printed more precisely than the report's default: still faithful
+            if k not in a:
+                out.append(f"{path}.{k} is missing")
+            elif k not in b:
+                out.append(f"{path}.{k} is not part of the report the store gives")
+            else:
+                out += _diffs(a[k], b[k], f"{path}.{k}")
+        return out
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return [f"{path} has {len(a)} entries, the store gives {len(b)}"]
+        out = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            out += _diffs(x, y, f"{path}[{i}]")
+        return out
+    if a == b and type(a) is type(b):
+        return []
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) \
+            and not isinstance(b, bool) and float(a) == float(b):
+        return []
+    return [f"{path} is {json.dumps(a)[:60]}, the store gives {json.dumps(b)[:60]}"]
+
+
+def _in_order(data: dict) -> dict:
+    """report.json with its lists in a canonical order: models, contracts and verdicts (and a verdict's probes)
+    may be listed in any order; the rendering follows the order given."""
+    out = dict(data)
+    if isinstance(out.get("models"), list):
+        out["models"] = sorted(out["models"], key=lambda m: str(m.get("name")) if isinstance(m, dict) else "")
+    if isinstance(out.get("contracts"), list):
+        out["contracts"] = sorted(out["contracts"], key=lambda c: str(c.get("name")) if isinstance(c, dict) else "")
+    if isinstance(out.get("verdicts"), list):
+        vs = []
+        for v in out["verdicts"]:
+            if isinstance(v, dict) and isinstance(v.get("probes"), list):
+                v = {**v, "probes": sorted(v["probes"], key=lambda p: str(p.get("probe")) if isinstance(p, dict)
+                                           else "")}
+            vs.append(v)
+        out["verdicts"] = sorted(vs, key=lambda v: (str(v.get("contract")), str(v.get("model")))
+                                 if isinstance(v, dict) else ("", ""))
+    return out
+
+
+def compare_json(given: dict, rebuilt: dict) -> list[Finding]:
+    g = _in_order({k: v for k, v in given.items() if k != "notes"})
+    r = _in_order(json.loads(json.dumps({k: v for k, v in rebuilt.items() if k != "notes"})))
+    diffs = _diffs(g, r)
+    if not diffs:
+        return [Finding(True, "report.json", f"equals the report rebuilt from the store ({len(r['verdicts'])} "
+                                             "verdicts, every number, status, name and setting)")]
+    out = [Finding(False, "report.json", d.lstrip("."), ["report.json differs from the report its store gives"])
+           for d in diffs[:10]]
+    if len(diffs) > 10:
+        out.append(Finding(False, "report.json", f"{len(diffs) - 10} more difference(s)", ["see above"]))
+    return out
+
+
+# --- 5. notes ----------------------------------------------------------------------------------------------------
+
+
+def model_names(models: dict) -> list[str]:
+    """Names a comment may not use: the run's models and specs, every registered model and family."""
+    names = set(models)
+    for m in models.values():
+        if isinstance(m, dict) and m.get("spec"):
+            names.add(m["spec"])
+    try:
+        from ..models.registry import registry
+
+        for name, e in registry().items():
+            names.add(name)
+            names.add(e.info.family)
+    except Exception:
+        pass
+    names.update(("sevennet", "chgnet", "mace", "orb", "diep", "emt", "lennard-jones", "lj", "nequip", "allegro",
+                  "mattersim", "grace", "equiformer", "eqv2", "m3gnet", "dimenet", "schnet", "painn"))
+    return sorted(n for n in names if n)
+
+
+def check_notes(data: dict, judge: Judge) -> list[Finding]:
+    from pydantic import ValidationError
+
+    from .claims import parse_notes
+
+    try:
+        notes = parse_notes(data.get("notes"))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return [Finding(False, "notes", "malformed note", [f"{'.'.join(map(str, first['loc']))}: {first['msg']}"])]
+    verdicts = [judge.get(v) for v in (verdict_parents(judge.run_art) if judge.run_art else ())]
+    names = model_names(judge.models)
+    out = []
+    for i, n in enumerate(notes):
+        reasons = _note_problems(n, judge, verdicts, names)
+        out.append(Finding(not reasons, f"notes[{i}]", f"{n.kind} note", reasons))
+    return out
+
+
+def _cited(judge: Judge, ref: str):
+    aid, err = judge.resolve(ref)
+    if err:
+        return None, err
+    if aid not in judge.closure:
+        return None, f"artifact {ref} is not part of run {judge.run['id']}"
+    return judge.get(aid), None
+
+
+def unit_of(a) -> str:
+    if a.kind in ("normalized", "max_normalized"):
+        return "1"
+    if a.kind in ("violation", "tolerance"):
+        return str(a.params.get("units") or "")
+    return ""
+
+
+def _note_problems(n, judge: Judge, verdicts, names) -> list[str]:
+    if n.kind == "comment":
+        return [f"comment: {p}" for p in comment_problems(n.text, names)]
+    if n.kind == "value":
+        a, err = _cited(judge, n.artifact)
+        if err:
+            return [err]
+        if a.kind not in ("violation", "tolerance", "normalized", "max_normalized", "observable"):
+            return [f"a value must cite a stored number, {n.artifact} is a {a.kind}"]
+        out = []
+        m = number_mismatch(n.value, a.value)
+        if m:
+            out.append(m)
+        if n.unit != unit_of(a):
+            out.append(f"unit {n.unit!r}, the artifact's unit is {unit_of(a)!r}")
+        return out
+    if n.kind == "comparison":
+        a, err = _cited(judge, n.a)
+        if err:
+            return [err]
+        if (n.b is None) == (n.b_value is None):
+            return ["a comparison cites either b (an artifact) or b_value (a number with its unit)"]
+        x = _num(a.value)
+        if n.b is not None:
+            b, err = _cited(judge, n.b)
+            if err:
+                return [err]
+            if unit_of(a) != unit_of(b):
+                return [f"compares {unit_of(a)!r} with {unit_of(b)!r}"]
+            y = _num(b.value)
+        else:
+            if n.unit != unit_of(a):
+                return [f"unit {n.unit!r}, the artifact's unit is {unit_of(a)!r}"]
+            try:
+                y = float(n.b_value)
+            except ValueError:
+                return [f"{n.b_value!r} is not a number"]
+        if x is None or y is None:
+            return ["a comparison needs two numbers"]
+        ok = {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y, "==": x == y}[n.op]
+        return [] if ok else [f"{x!r} {n.op} {y!r} is false"]
+    runs = {}
+    for v in verdicts:
+        if v is not None and v.model is not None:
+            runs[v.model.name] = v.params.get("role")
+    if n.kind == "count":
+        sel = [v for v in verdicts if v is not None and (n.model is None or (v.model and v.model.name == n.model))
+               and (n.role is None or v.params.get("role") == n.role) and (n.hard is None or
+                                                                             bool(v.params.get("hard")) == n.hard)]
+        k = sum(1 for v in sel if v.value == n.status)
+        out = []
+        if (n.n, n.m) != (k, len(sel)):
+            out.append(f"the run has {k} of {len(sel)} such verdicts {n.status.upper()}")
+        if n.model is not None and n.model not in runs:
+            out.append(f"model {n.model} did not run")
+        return out
+    if n.kind == "verdict":
+        hits = [v for v in verdicts if v is not None and v.params.get("contract") == n.contract and v.model
+                and v.model.name == n.model]
+        if not hits:
+            return [f"the run has no verdict of {n.contract} on {n.model}"]
+        return [] if hits[0].value == n.status else [f"the verdict is {str(hits[0].value).upper()}"]
+    if n.kind == "role":
+        if n.model not in runs:
+            return [f"model {n.model} did not run"]
+        return [] if runs[n.model] == n.role else [f"{n.model} was the {runs[n.model]}"]
+    if n.kind == "exists":
+        return [] if (n.model in runs) == n.ran else [f"model {n.model} {'did not run' if n.ran else 'ran'}"]
+    return [f"unknown note kind {n.kind}"]
+
+
+def _num(x):
+    x = from_finite_or_str(x)
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    return float(x) if not (isinstance(x, float) and math.isnan(x)) else None
+
+
+# --- 6. rendered files ---------------------------------------------------------------------------------------------
+
+_WS = re.compile(r"\s+")
+_PUNCT_WS = re.compile(r" ?([^\w ]) ?")
+
+
+def normalized(text: str, markdown: bool) -> str:
+    """Text with whitespace runs collapsed and dropped beside punctuation (and ``*`` emphasis in Markdown)."""
+    if markdown:
+        text = text.replace("*", "")
+    text = _WS.sub(" ", text).strip()
+    return _PUNCT_WS.sub(r"\1", text)
+
+
+def compare_rendered(given: str, want: str, name: str, markdown: bool) -> Finding:
+    g, w = normalized(given, markdown), normalized(want, markdown)
+    if g == w:
+        return Finding(True, name, "equals its rendering from report.json (whitespace aside)")
+    i = next((k for k, (x, y) in enumerate(zip(g, w)) if x != y), min(len(g), len(w)))
+    return Finding(False, name, f"differs from its rendering from report.json at character {i}",
+                   [f"the file has {g[max(0, i - 30):i + 40]!r}, the renderer writes {w[max(0, i - 30):i + 40]!r}"])
+
+
+_RENDERED: dict[str, dict] = {}
+
+
+def rendered(data: dict) -> dict:
+    """report.md and report.html as the fixed renderer writes them from ``data`` (kept per content: drawing the
+    figures dominates the judge's time, and judging md and html of one report draws them once)."""
+    from .report import figures_for, render_html, render_markdown
+
+    key = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+    if key not in _RENDERED:
+        figs = figures_for(data)
+        if len(_RENDERED) > 8:
+            _RENDERED.clear()
+        _RENDERED[key] = {"report.md": render_markdown(data, figs), "report.html": render_html(data, figs),
+                          "figures": {f["name"]: f["png"] for f in figs}}
+    return _RENDERED[key]
+
+
+def check_files(folder: Path, data: dict) -> list[Finding]:
+    """The figures the Markdown links to are the ones report.json draws; the worst configurations are the files
+    the run recorded (their SHA-256 is in the run artifact)."""
+    out = []
+    figs = rendered(data)["figures"]
+    bad = [n for n, png in figs.items() if (folder / "figures" / n).is_file() and
+           (folder / "figures" / n).read_bytes() != png]
+    out.append(Finding(not bad, "figures", f"{len(figs)} figure(s) drawn from report.json",
+                       [f"figures/{n} is not the figure report.json draws" for n in bad[:3]]))
+    for v in data.get("verdicts", []):
+        rel, digest = v.get("worst_file"), v.get("worst_sha256")
+        p = folder / rel if rel else None
+        if p is not None and digest and p.is_file() and hashlib.sha256(p.read_bytes()).hexdigest() != digest:
+            out.append(Finding(False, "worst", rel, ["not the configuration the run recorded (SHA-256 differs)"]))
+    return out
+
+
+def judge_report(path, store: str | None = None, root: str | None = None, sample: int | None = DEFAULT_SAMPLE,
+                 seed: int | None = None) -> Judgement:
+    """Judge a run report: a report folder, or its report.json, report.md or report.html."""
+    from .report import report_from_store
+
+    path = Path(path)
+    folder = path if path.is_dir() else path.parent
+    targets = [folder / n for n in ("report.md", "report.html") if (folder / n).is_file()] if path.is_dir() else (
+        [] if path.suffix.lower() == ".json" else [path])
+    json_path = folder / "report.json"
+    if not json_path.is_file():
+        raise MlipError(f"no report.json in {folder}: a report is judged from its source; pass the folder "
+                        "pytest --mlip-report=DIR wrote")
+    data = load_report_json(json_path)
+    run_id = data["run"]["id"]
+    st, label, tmp = pick_store(folder, store)
+    try:
+        judge = Judge(st, run_id)
+        result = Judgement(str(path), label, run_id)
+        result.findings += verify_store(judge)
+        from ..provenance.recorder import root_hash
+
+        got_root = root_hash(st, run_id)
+        f = Finding(True, "root", f"root hash {got_root}" + ("" if root else " (not compared: pass --root HASH, "
+                                                                       "as the run's log printed it)"))
+        if root is not None and root.strip().lower() != got_root:
+            f.ok, f.reasons = False, [f"the root given with --root is {root}: this store is not the one the run "
+                                      "wrote (or was forged and re-hashed)"]
+        result.findings.append(f)
+        try:
+            rebuilt = report_from_store(st, run_id)
+        except MlipError as exc:
+            result.findings.append(Finding(False, "report.json", "cannot be rebuilt from the store", [str(exc)]))
+            return result
+        result.findings += compare_json(data, rebuilt)
+        result.findings += check_notes(data, judge)
+        value = (judge.run_art.value or {}) if judge.run_art else {}
+        if value.get("incomplete") and not data.get("incomplete"):
+            result.findings.append(Finding(False, "incomplete", "the run records unfinished items",
+                                           ["the report does not show them"]))
+        result.findings += spot_check(judge, sample, seed)
+        result.required_total = len(value.get("required") or [])
+        result.required_present = result.required_total if all(
+            f.ok for f in result.findings if f.where == "report.json") else 0
+        if targets:
+            from pydantic import ValidationError
+
+            try:
+                if any(t.suffix.lower() == ".md" for t in targets):
+                    result.findings += check_files(folder, data)
+                for t in targets:
+                    kind = "report.html" if t.suffix.lower() in (".html", ".htm") else "report.md"
+                    text = t.read_text(encoding="utf-8", errors="replace")
+                    result.findings.append(compare_rendered(text, rendered(data)[kind], t.name, kind == "report.md"))
+            except (ValidationError, KeyError, TypeError, ValueError) as exc:
+                result.findings.append(Finding(False, "render", "report.json cannot be rendered",
+                                               [f"{type(exc).__name__}: {str(exc).splitlines()[0]}"]))
+        return result
+    finally:
+        st.close()
+        if tmp:
+            os.unlink(tmp)
