@@ -223,7 +223,7 @@ def _load_factory(spec: str):
     if resolve(spec).info.family != "factory":
         return
     try:
-        load(spec)
+        load(spec, probe=False)  # no model call yet: the contract files and options are checked first
     except MlipError:
         raise
     except Exception as exc:  # noqa: BLE001 - the user's factory raised: their mistake, said in one line

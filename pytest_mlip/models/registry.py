@@ -241,10 +241,20 @@ def limit_torch_threads() -> None:
         torch.set_num_threads(n)
 
 
-def load(spec: str) -> LoadedModel:
-    """Load a model once per process (dtype-isolated) and return it."""
+def load(spec: str, probe: bool = True) -> LoadedModel:
+    """Load a model once per process (dtype-isolated) and return it.
+
+    A factory model that does not declare its elements has them probed with model calls; ``probe=False``
+    (the plugin's start-up check of the user's factory) loads without calling the model, so every usage error
+    is found before the first model call, and the probe runs on the first ``load`` that needs it.
+    """
     if spec in _LOADED:
-        return _LOADED[spec]
+        loaded = _LOADED[spec]
+        if probe and loaded.info.elements is None and loaded.info.family == "factory":
+            from .probe import probe_elements
+
+            loaded.info = loaded.info.model_copy(update={"elements": probe_elements(loaded.calc)})
+        return loaded
     entry = resolve(spec)
     reason = make_available(entry)
     if reason:
@@ -279,7 +289,7 @@ def load(spec: str) -> LoadedModel:
         info = info.model_copy(update=extra)
     props = tuple(getattr(calc, "implemented_properties", info.implemented_properties))
     info = info.model_copy(update={"implemented_properties": props})
-    if info.elements is None and info.family == "factory":
+    if probe and info.elements is None and info.family == "factory":
         from .probe import probe_elements
 
         info = info.model_copy(update={"elements": probe_elements(calc)})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 def add_parser(subparsers):
     p = subparsers.add_parser(
@@ -39,6 +41,15 @@ def run(args) -> int:
     from .judge import judge_file
     from .judge_report import DEFAULT_SAMPLE
 
+    import os
+
+    from ..models import factory
+
+    # a `module:factory` model of the run is re-run from the project it came from, as pytest imports it: the
+    # current folder (run the judge where you ran pytest) and the folders around the report
+    folder = Path(args.report).resolve()
+    folder = folder if folder.is_dir() else folder.parent
+    factory.SEARCH_PATHS[:] = list(dict.fromkeys([os.getcwd(), str(folder.parent), str(folder)]))
     sample = None if args.all else (DEFAULT_SAMPLE if args.sample is None else args.sample)
     result = judge_file(args.report, store=args.store, root=args.root, sample=sample, seed=args.seed)
     print(f"judge: {result.report} against {result.store} (run {result.run})")

@@ -213,6 +213,10 @@ def gate_json(gate):
 
 
 def _family(name: str) -> str:
+    """The family a model spec names; a ``module:factory`` spec is a factory without importing it (a report is
+    rebuilt wherever the judge runs, where the user's module may not be importable)."""
+    if ":" in name and "=" not in name and not name.endswith((".model", ".ckpt", ".pt")):
+        return "factory"
     try:
         from ..models.registry import resolve
 
