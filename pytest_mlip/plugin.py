@@ -271,6 +271,10 @@ def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str,
     one); contract names must be unique across files; files under generated_tests/ pass the agent's validator."""
     from .contracts.files import parse_contracts
 
+    for folder in config.getini("mlip_paths"):
+        if not Path(folder).is_dir():
+            raise MlipError(f"the mlip_paths ini option names {folder}, which is not a folder; create it or remove "
+                            "it from mlip_paths")
     files, near = _contract_files(config)
     root = Path(config.rootpath)
     seen: dict[str, Path] = {}

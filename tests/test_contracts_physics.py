@@ -112,3 +112,15 @@ def test_smoothness_without_declared_cutoff():
     assert v.status == "pass", v.reason
     p = v.worst()
     assert "cutoff_energy" not in p.violations and p.observables["curve_s"][-1] == pytest.approx(6.3, abs=0.03)
+
+
+def test_energy_force_tells_truncation_from_a_defect():
+    """Lennard-Jones (sigma 2 A) on isobutane has forces of ~1.9e4 eV/A: the central difference at h = 3e-3 A is off
+    by ~5 eV/A from truncation alone. Refined at h/2 the mismatch shrinks like h^2, so Richardson settles it and the
+    clean model passes; the mutant's non-gradient force does not shrink and still fails."""
+    from pytest_mlip.testing import run_contract
+
+    isobutane = [{"kind": "molecule", "name": "isobutane", "rattle": 0.05}]
+    clean = run_contract("energy-force-consistency", "lennard-jones", structures=isobutane)
+    assert clean.status == "pass", clean.max_normalized
+    assert clean.probes[0].observables["refined"] > 0

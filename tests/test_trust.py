@@ -85,6 +85,49 @@ def test_strict_values_and_the_noise_floor(run, pytester, line, needles):
     one_line_usage_error(run("--mlip-no-builtin"), *needles)
 
 
+@pytest.mark.parametrize("text, needles", [
+    ('[[contract]]\nname = "w"\ncheck = "repulsive_wall"\npairs = [["Cu", "Qq"]]\n', ["pairs", "unknown element", "'Qq'"]),
+    ('[[contract]]\nname = "t"\ncheck = "dimer_tail"\nelements = ["Cu", "cu"]\n', ["elements", "'cu'"]),
+    ('[[contract]]\nname = "c"\ncheck = "compression_wall"\nsearch = [1.6, 0.6]\n', ["search", "low < high"]),
+])
+def test_symbols_and_ranges_outside_structure_specs(run, pytester, text, needles):
+    """Element symbols in dimer pairs and tail elements, and an ordered search window, are checked when read."""
+    contracts(pytester, **{"contracts/mlip_x.toml": text})
+    one_line_usage_error(run("--mlip-no-builtin"), *needles)
+
+
+def test_factory_elements_are_probed_after_every_usage_check(run, pytester, monkeypatch):
+    """A factory model without declared elements is not called before the contract files are read: a mistake in
+    them stops the run with no model call (the element probe runs on first use)."""
+    calls = pytester.path / "calls.log"
+    pytester.makepyfile(countmodel=f'''
+from ase.calculators.emt import EMT
+
+
+class Counting(EMT):
+    def calculate(self, *a, **k):
+        with open({str(calls)!r}, "a") as fh:
+            fh.write("call\\n")
+        super().calculate(*a, **k)
+
+
+def factory():
+    return Counting()
+''')
+    monkeypatch.syspath_prepend(str(pytester.path))
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x") + 'hard = "yes"\n'})
+    one_line_usage_error(run("--mlip-no-builtin", model="countmodel:factory"), "hard")
+    assert not calls.exists()
+    (pytester.path / "contracts" / "mlip_x.toml").write_text(SMALL.format(name="x"))
+    assert run("--mlip-no-builtin", model="countmodel:factory").ret == 0
+    assert calls.exists()
+
+
+def test_missing_mlip_paths_folder_is_a_usage_error(run, pytester):
+    pytester.makeini("[pytest]\nmlip_paths = nosuchdir\n")
+    one_line_usage_error(run("--mlip-no-builtin"), "mlip_paths", "nosuchdir", "not a folder")
+
+
 def test_non_utf8_contract_file(run, pytester):
     (pytester.path / "contracts").mkdir()
     (pytester.path / "contracts" / "mlip_x.toml").write_bytes(b'[[contract]]\nname = "caf\xe9"\n')

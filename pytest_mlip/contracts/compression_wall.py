@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .base import Check, ContractSettings, Measurement, Probe
 from .repulsive_wall import wall_violation
@@ -27,6 +27,14 @@ class CompressionWallSettings(ContractSettings):
     crystals: list[Crystal] = Field(default_factory=list)
     search: tuple[float, float] = Field((0.6, 1.6), description="equilibrium searched in this range x reference size")
     search_step: float = Field(0.1, gt=0.0, le=0.2)
+
+    @field_validator("search")
+    @classmethod
+    def _ordered(cls, v):
+        if not (0.0 < v[0] < v[1]):
+            raise ValueError(f"search = {list(v)} must be [low, high] with 0 < low < high (fractions of the reference "
+                             "size, e.g. [0.6, 1.6])")
+        return v
     scale_min: float = Field(0.4, gt=0.05, lt=1.0, description="innermost linear size / equilibrium size")
     scale_max: float = Field(3.0, gt=1.0, le=5.0, description="outermost linear size / equilibrium size")
     inward_points: int = Field(12, ge=4, le=200, description="points from scale_min to the equilibrium")

@@ -23,7 +23,8 @@ class DimerTailSettings(ContractSettings):
     check: Literal["dimer_tail"] = "dimer_tail"
     hard: bool = False
     basis: Literal["exact", "disagreement"] = "disagreement"
-    elements: list[str] = Field(default_factory=list, description="homonuclear dimers")
+    elements: list[str] = Field(default_factory=list, description="homonuclear dimers",
+                                json_schema_extra={"element_symbols": True})
     distance: float = Field(4.5, gt=1.0, le=12.0, description="tail distance (A); must lie inside the cutoff")
     window: tuple[float, float] = Field((0.5, 1.5), description="r_eq searched in this range x 2 R_cov")
     grid_step: float = Field(0.1, gt=0.0, le=0.5, description="coarse r_eq grid (A), refined by a bounded search")

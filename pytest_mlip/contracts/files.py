@@ -164,6 +164,23 @@ def _check_structures(path: Path, text: str, i: int, settings, root: Path | None
                                     "the file")
 
 
+def _check_symbols(path: Path, text: str, i: int, settings):
+    """Element symbols written outside a structure spec (fields marked ``element_symbols``, e.g. dimer pairs) are
+    real elements."""
+    from ase.data import chemical_symbols
+
+    known = set(chemical_symbols[1:])
+    for field, info in type(settings).model_fields.items():
+        if not (info.json_schema_extra or {}).get("element_symbols"):
+            continue
+        value = getattr(settings, field, None) or []
+        symbols = [s for item in value for s in (item if isinstance(item, (list, tuple)) else [item])]
+        bad = [s for s in symbols if s not in known]
+        if bad:
+            raise ContractFileError(f"{path}:{_line_of(text, i, (field,))}: contract[{i}].{field}: unknown element "
+                                    f"symbol(s) {bad}; write symbols as the periodic table does ('Cu', 'O', 'Sb')")
+
+
 def _check_tolerances(path: Path, text: str, i: int, settings):
     for key, tau in settings.tolerance.items():
         floor = tolerance_floor(settings.check, key)
@@ -229,6 +246,7 @@ def parse_contracts(path: str | Path, text: str | None = None, root: str | Path 
             raise ContractFileError(f"{path}:{_line_of(text, i, ('name',))}: duplicate contract name {settings.name!r}")
         names.add(settings.name)
         _check_tolerances(path, text, i, settings)
+        _check_symbols(path, text, i, settings)
         _check_structures(path, text, i, settings, root, limit)
         out.append(settings)
     return out

@@ -49,7 +49,7 @@ class SurfacePath(BaseModel):
 
 class PesSmoothnessSettings(ContractSettings):
     check: Literal["pes_smoothness"] = "pes_smoothness"
-    pairs: list[tuple[str, str]] = Field(default_factory=list)
+    pairs: list[tuple[str, str]] = Field(default_factory=list, json_schema_extra={"element_symbols": True})
     surfaces: list[SurfacePath] = Field(default_factory=list)
     step: float = Field(0.025, gt=0.0, le=0.2, description="dimer grid spacing (A)")
     path_step: float = Field(0.1, gt=0.0, le=0.5, description="surface path grid spacing (A)")
