@@ -272,7 +272,18 @@ def in_key_order(data: dict) -> dict:
 
 
 def figures_for(data: dict) -> list[dict]:
-    """All figures: name, title, section, caption, PNG bytes, cited series ids."""
+    """All figures: name, title, section, caption, PNG bytes, cited series ids.
+
+    Drawn under matplotlib's default settings whatever the process changed before (another library's style, a
+    test), so the judge, redrawing in another process, gets the same bytes."""
+    import matplotlib
+
+    with matplotlib.rc_context():
+        matplotlib.rcdefaults()
+        return _figures_for(data)
+
+
+def _figures_for(data: dict) -> list[dict]:
     from . import figures as F
 
     data = in_key_order(data)
