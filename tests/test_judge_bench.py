@@ -160,3 +160,20 @@ def test_incomplete_block_is_rendered_and_required(fresh, tmp_path):
     B.save_and_render(rep, data)
     r = judge_file(rep)
     assert not r.ok and any(f.where == "incomplete" for f in r.failed)
+
+
+def test_missing_figures_and_worst_files_are_refused(fresh, tmp_path):
+    """A report folder with a figure or a worst configuration deleted no longer shows what the run found."""
+    from pytest_mlip.reporting.judge import judge_file
+
+    rep = _copy(fresh, tmp_path)
+    assert judge_file(rep, root=fresh[1]).ok
+    figure = sorted((rep / "figures").glob("*.png"))[0]
+    figure.unlink()
+    r = judge_file(rep, root=fresh[1])
+    assert not r.ok and any("is missing" in reason for f in r.failed for reason in f.reasons)
+    rep = _copy(fresh, tmp_path / "second")
+    worst = sorted((rep / "worst").rglob("*.extxyz"))[0]
+    worst.unlink()
+    r = judge_file(rep, root=fresh[1])
+    assert not r.ok and any(f.where == "worst" for f in r.failed)

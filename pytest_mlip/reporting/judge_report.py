@@ -515,14 +515,19 @@ def check_files(folder: Path, data: dict) -> list[Finding]:
     the run recorded (their SHA-256 is in the run artifact)."""
     out = []
     figs = rendered(data)["figures"]
-    bad = [n for n, png in figs.items() if (folder / "figures" / n).is_file() and
-           (folder / "figures" / n).read_bytes() != png]
-    out.append(Finding(not bad, "figures", f"{len(figs)} figure(s) drawn from report.json",
-                       [f"figures/{n} is not the figure report.json draws" for n in bad[:3]]))
+    missing = [n for n in figs if not (folder / "figures" / n).is_file()]
+    bad = [n for n, png in figs.items() if n not in missing and (folder / "figures" / n).read_bytes() != png]
+    out.append(Finding(not (bad or missing), "figures", f"{len(figs)} figure(s) drawn from report.json",
+                       [f"figures/{n} is missing (the report shows it)" for n in missing[:3]]
+                       + [f"figures/{n} is not the figure report.json draws" for n in bad[:3]]))
     for v in data.get("verdicts", []):
         rel, digest = v.get("worst_file"), v.get("worst_sha256")
         p = folder / rel if rel else None
-        if p is not None and digest and p.is_file() and hashlib.sha256(p.read_bytes()).hexdigest() != digest:
+        if p is None or not digest:
+            continue
+        if not p.is_file():
+            out.append(Finding(False, "worst", rel, ["missing (the report links to it; the run recorded its SHA-256)"]))
+        elif hashlib.sha256(p.read_bytes()).hexdigest() != digest:
             out.append(Finding(False, "worst", rel, ["not the configuration the run recorded (SHA-256 differs)"]))
     return out
 
