@@ -106,9 +106,15 @@ class Card:
         (relative to its value at the largest x); None when the law has no curve."""
         return None
 
+    #: the law's tolerance key that is the band's smallest half-width (None: no floor)
+    floor_tolerance: str | None = None
+
     def floor(self, settings, case: ProbeCase) -> float:
-        """The smallest half-width of the band (before the method spread)."""
-        return 0.0
+        """The smallest half-width of the band (before the method spread): the law's own tau where it has one."""
+        if self.floor_tolerance is None:
+            return 0.0
+        key = self.floor_tolerance
+        return float(case.tolerance.get(key, settings.tolerance[key]))
 
     def domain_error(self, settings, case: ProbeCase) -> str | None:
         """Why this probe cannot be settled at all (before any engine is asked), or None."""

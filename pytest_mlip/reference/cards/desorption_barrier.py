@@ -10,14 +10,12 @@ PAD = 4.0
 class DesorptionBarrierCard(Card):
     check = "desorption_barrier"
     quantity = "rise"
+    floor_tolerance = "barrier"
     spread: dict[str, float] = {}
     spread_source = "one engine only for slabs (no second method measured); the band is the law's tau"
     table = (("reference: rise_ref = E(dz at the model's maximum) - E(dz_max) on the model's own scan "
               "geometries (frozen slab, rigid molecule), PBE; band rise_ref +- max(tau_barrier, 3 x method "
               "spread)", ""),)
-
-    def floor(self, settings, case: ProbeCase) -> float:
-        return float(case.tolerance.get("barrier", settings.tolerance["barrier"]))
 
     def spread_key(self, case: ProbeCase) -> str:
         return str(case.values.get("case") or case.probe)

@@ -12,13 +12,11 @@ POINTS = 6
 class RepulsiveWallCard(Card):
     check = "repulsive_wall"
     quantity = "drop"
+    floor_tolerance = "drop"
     spread: dict[str, float] = {}
     spread_source = "no second method measured on compressed dimers; the band is the law's tau"
     table = ((f"reference: drop_ref = the largest inward fall of the reference energy over {POINTS} points from the "
               "model's innermost distance to its r_eq, PBE; band drop_ref +- max(tau_drop, 3 x method spread)", ""),)
-
-    def floor(self, settings, case: ProbeCase) -> float:
-        return float(case.tolerance.get("drop", settings.tolerance["drop"]))
 
     def domain_error(self, settings, case: ProbeCase) -> str | None:
         if case.built is None:
