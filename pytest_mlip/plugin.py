@@ -49,6 +49,10 @@ def pytest_addoption(parser):
     group.addoption("--mlip-timeout", action="store", default=None, metavar="SECONDS",
                     help="seconds one model call may take; a call past it is an error verdict naming the call "
                          "and the run goes on (default 900; ini: mlip_timeout)")
+    group.addoption("--mlip-partial", action="store_true", default=False,
+                    help="accept a partial run: hard contracts of the collected files dropped by -k/-m/--deselect "
+                         "do not make the run incomplete (the summary and reports still name them as PARTIAL); "
+                         "without it they do, and the gate fails")
     group.addoption("--mlip-debug", action="store_true", default=False,
                     help="show the traceback behind a usage error or an internal error (pytest's --full-trace "
                          "does too); without it every such error is one line")
@@ -224,9 +228,9 @@ def _load_factory(spec: str):
         return
     try:
         load(spec, probe=False)  # no model call yet: the contract files and options are checked first
-    except MlipError:
+    except (MlipError, KeyboardInterrupt):
         raise
-    except Exception as exc:  # noqa: BLE001 - the user's factory raised: their mistake, said in one line
+    except BaseException as exc:  # noqa: BLE001 - the user's factory raised (or exited): their mistake, one line
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise MlipError(f"the model factory {spec!r} raised {type(exc).__name__}: {first}; fix the factory (it "
                         "must return an ASE calculator when called without arguments; --mlip-debug shows the "

@@ -239,3 +239,84 @@ def test_a_model_broken_everywhere_gets_one_line(run, pytester, monkeypatch):
     assert res.ret == 1
     broken = [ln for ln in res.stdout.lines if ln.startswith("MODEL BROKEN:")]
     assert len(broken) == 1 and "invalid energy: got a str ('0.0')" in broken[0]
+
+
+@pytest.mark.parametrize("corruption, needle", [
+    ("exit:0", "model raised SystemExit: 0"),
+    ("exit:3", "model raised SystemExit: 3"),
+    ("getter:energy", "get_potential_energy() returned"),
+    ("getter:forces", "get_forces() returned"),
+    ("results:energy", "but results['energy'] holds"),
+    ("results:forces", "but results['forces'] holds"),
+])
+def test_exits_and_disagreeing_getters_are_error_verdicts(run, pytester, monkeypatch, corruption, needle):
+    """sys.exit inside a call, and a public getter that disagrees with results (either way round), are error
+    verdicts naming the call: never the end of pytest, never a pass."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x") + SMALL.format(name="y").replace(
+        "NH3", "H2O")})
+    monkeypatch.setenv("MLIP_TEST_CORRUPTION", corruption)
+    monkeypatch.setenv("MLIP_TEST_CORRUPTION_MIN_ATOMS", "4")  # NH3 is garbage, H2O is clean
+    fresh_garbage_model()
+    res = run("--mlip-no-builtin", "--mlip-report=rep", model="tests.mutants.garbage:from_env")
+    assert res.ret == 1
+    out = res.stdout.str()
+    assert needle in out and "on H3N" in out and "1 failed, 1 passed" in out
+    data = json.loads((pytester.path / "rep" / "report.json").read_text())
+    assert data["incomplete"]["errors"] == ["x[tests.mutants.garbage:from_env]"]
+
+
+NOISY = "tests.mutants.foundation:CallToCallNoise"
+WALL = ('[[contract]]\nname = "my-wall"\ncheck = "repulsive_wall"\npairs = [["H", "H"]]\n')
+
+
+@pytest.mark.parametrize("model, selection", [
+    (NOISY, ("--mlip-no-builtin",)),
+    (NOISY, ("-k", "my-wall", "--mlip-partial")),
+    (NOISY, ("-k", "dissociation-limit or rotation", "--mlip-partial")),
+    ("emt", ("--mlip-no-builtin",)),
+    ("lennard-jones", ("-k", "my-wall or dissociation-limit", "--mlip-partial")),
+])
+def test_determinism_is_sampled_whatever_contracts_run(run, pytester, model, selection):
+    """The evaluator repeats a seeded sample of its calls: a model whose outputs change between identical calls gets
+    a determinism violation by that name (a failed, incomplete run) with any selection of contracts; clean models
+    pass, and the cost is stated."""
+    from pytest_mlip.evaluation import evaluator as ev_mod
+
+    ev_mod._EVALUATORS.pop(model, None)  # a fresh process's evaluator: no cache, no sample taken yet
+    contracts(pytester, **{"contracts/mlip_wall.toml": WALL})
+    res = run(*selection, "--mlip-report=rep", "--mlip-summary-md=s.md", model=model)
+    out = res.stdout.str()
+    inc = json.loads((pytester.path / "rep" / "report.json").read_text()).get("incomplete") or {}
+    summary = (pytester.path / "s.md").read_text()
+    assert "determinism (sampled): " in out and "model call(s) repeated" in out
+    if model == NOISY:
+        assert res.ret == 1
+        assert inc["determinism"] and all(d.startswith(f"determinism[{NOISY}]") for d in inc["determinism"])
+        assert "DETERMINISM VIOLATION(S)" in out and "INCOMPLETE run" in summary and "determinism[" in summary
+        md = (pytester.path / "rep" / "report.md").read_text()
+        assert "INCOMPLETE run" in md and "(determinism violation)" in md
+    else:
+        assert res.ret == 0, out[-3000:]
+        assert not inc.get("determinism") and "identical within the floor" in out
+
+
+def test_deselected_hard_contracts_fail_the_run_unless_partial(run, pytester):
+    """-k dropping hard contracts of the selected suite is an incomplete run (count and names) that fails the gate;
+    --mlip-partial accepts it, and every output says PARTIAL."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="alpha") + SMALL.format(name="beta")})
+    res = run("--mlip-no-builtin", "-k", "alpha", "--mlip-report=rep", "--mlip-summary-md=s.md")
+    assert res.ret == 1
+    assert "INCOMPLETE: 1 item(s) did not finish" in res.stdout.str()
+    inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
+    assert inc["deselected_hard"] == ["beta"] and inc["count"] == 1 and inc["fails_run"]
+    assert "INCOMPLETE run" in (pytester.path / "s.md").read_text()
+    res = run("--mlip-no-builtin", "-k", "alpha", "--mlip-partial", "--mlip-report=rep", "--mlip-summary-md=s.md")
+    assert res.ret == 0
+    inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
+    assert inc["partial"] == ["beta"] and inc["count"] == 0 and not inc["fails_run"]
+    for name in ("rep/report.md", "rep/report.html", "s.md"):
+        assert "PARTIAL run (--mlip-partial)" in (pytester.path / name).read_text(), name
+    assert "PARTIAL run (--mlip-partial): 1 hard contract(s)" in res.stdout.str()
+    pytester.makeini("[pytest]\nmlip_partial = true\n")
+    assert run("--mlip-no-builtin", "-k", "alpha").ret == 0
+    assert run("--mlip-no-builtin", "--deselect", "contracts/mlip_x.toml::beta[tests.mutants:clean_morse]").ret == 0

@@ -85,6 +85,40 @@ class CallStats:
     hits: int = 0  # requests answered from the cache
     seconds: float = 0.0
     failures: int = 0
+    repeats: int = 0  # extra calls of the sampled determinism check (not counted in ``calls``)
+
+
+@dataclass(frozen=True)
+class RepeatSample:
+    """The determinism law inside every run: a seeded sample of real model calls is made twice, and outputs that
+    differ beyond the model's noise floor are a ``determinism`` violation, whatever contracts the run selected.
+
+    A call is repeated while its evaluator has repeated fewer than ``minimum`` calls (per model, per process, so
+    per xdist worker too) or when its configuration's hash falls in the ``fraction`` (the hash is of
+    the configuration and the seed, so the sample is the same on every run). The floor is the determinism
+    check's own default tolerance (>= 3x the float32 noise measured on the shipped models, see
+    contracts/determinism.py).
+    """
+
+    fraction: float = 0.02
+    minimum: int = 3
+    seed: str = "pytest-mlip determinism sample"
+
+    def wants(self, key: str, repeated_so_far: int) -> bool:
+        if repeated_so_far < self.minimum:
+            return True
+        h = int(hashlib.sha256((self.seed + key).encode()).hexdigest()[:8], 16)
+        return h < self.fraction * 0x100000000
+
+    @staticmethod
+    def floor() -> dict[str, float]:
+        from ..contracts.determinism import DeterminismSettings
+
+        return dict(DeterminismSettings.default_tolerance)
+
+
+#: what :func:`evaluator_for` gives every evaluator of a pytest-mlip run
+DEFAULT_SAMPLE = RepeatSample()
 
 
 def fully_periodic(atoms) -> bool:
@@ -126,6 +160,10 @@ class Evaluator:
     #: when a set, the configuration key of every request (cache hits included) is added to it,
     #: so a probe can cite the evaluations it used (see Check._run_probe)
     touched: set | None = None
+    #: sampled repeats (the determinism law on every run); None: off (an Evaluator built by hand)
+    sample: RepeatSample | None = None
+    #: determinism violations the sample found: one dict per repeated call whose outputs differed
+    nondeterminism: list = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -157,6 +195,8 @@ class Evaluator:
             if self.recorder is not None:
                 self.recorder(self.model, key, err, work)
             raise
+        if self.sample is not None and self.sample.wants(key, self.stats.repeats):
+            self._repeat_sampled(work, result)
         self.cache[key] = result
         if self.recorder is not None:
             self.recorder(self.model, key, result, work)
@@ -167,6 +207,28 @@ class Evaluator:
         cached one); counted, validated and timed like any call, never stored in the cache."""
         return self._call(prepare(atoms))
 
+    def _repeat_sampled(self, work, first: Evaluation):
+        """Call the model again on ``work`` and record a determinism violation when the outputs differ beyond the
+        floor (a second call that fails where the first succeeded differs too)."""
+        floor = self.sample.floor()
+        self.stats.repeats += 1
+        self.stats.calls -= 1  # the repeat is the sample's cost, counted apart
+        try:
+            again = self._call(work)
+        except ModelEvaluationError as err:
+            self.stats.failures -= 1
+            self.nondeterminism.append({"model": self.name, "structure": work.get_chemical_formula(),
+                                        "natoms": len(work), "energy": None, "forces": None,
+                                        "floor": floor, "message": f"a repeated call failed: {err}"})
+            return
+        de = abs(again.energy - first.energy) / max(len(work), 1)
+        df = float(np.abs(again.forces - first.forces).max()) if len(work) else 0.0
+        if de > floor["energy"] or df > floor["forces"]:
+            self.nondeterminism.append({"model": self.name, "structure": work.get_chemical_formula(),
+                                        "natoms": len(work), "energy": de, "forces": df, "floor": floor,
+                                        "message": f"energy changed by {de:.3g} eV/atom and forces by {df:.3g} eV/A "
+                                                   "between two identical calls"})
+
     def _call(self, work) -> Evaluation:
         """One real model call: counted, timed, under the per-call deadline, its output validated."""
         props = ["energy", "forces"] + (["stress"] if self.wants_stress(work) else [])
@@ -176,9 +238,9 @@ class Evaluator:
             try:
                 with call_deadline(CALL_TIMEOUT["seconds"], self.name, work):
                     out = self.model.compute(work, props)
-            except ModelEvaluationError:
+            except (ModelEvaluationError, KeyboardInterrupt):
                 raise
-            except Exception as exc:  # the model's own failure, not ours
+            except BaseException as exc:  # the model's own failure, not ours: SystemExit and the like included
                 raise ModelEvaluationError(self.name, work, f"model raised {type(exc).__name__}: {exc}") from exc
             finally:
                 self.stats.seconds += time.perf_counter() - start
@@ -195,6 +257,46 @@ class Evaluator:
 
     def _check(self, atoms, out, want_stress) -> Evaluation:
         return validate_output(self.name, atoms, out, want_stress)
+
+
+#: the public getter a check's value is read through, per property (ASE's calculator protocol)
+GETTERS = {"energy": "get_potential_energy", "forces": "get_forces", "stress": "get_stress"}
+
+
+def _same(a, b) -> bool:
+    """Do two raw outputs hold the same numbers (NaN equal to NaN)? Garbage on one side only is a difference."""
+    try:
+        x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    except (TypeError, ValueError):
+        return repr(a) == repr(b)
+    return x.shape == y.shape and bool(np.array_equal(x, y, equal_nan=True))
+
+
+def read_outputs(model: str, calc, work, properties) -> dict:
+    """A calculator's outputs for ``work``, read once through its public getters (what an ASE user reads), after
+    one ``calculate`` call; each must agree with ``calc.results``, so the values the checks use and the values the
+    model publishes are one and the same (a getter that says NaN while ``results`` looks fine, or the reverse, is
+    a :class:`ModelOutputError`)."""
+    from ase.calculators.calculator import PropertyNotImplementedError, all_changes
+
+    calc.results = {}
+    calc.calculate(work, list(properties), list(all_changes))
+    results = dict(calc.results)
+    calc.atoms = work.copy()  # the getters answer from this call's results, no second calculation
+    out = {}
+    for prop in properties:
+        getter = getattr(calc, GETTERS.get(prop, ""), None)
+        try:
+            value = getter(work) if getter is not None else results.get(prop)
+        except PropertyNotImplementedError:
+            value = results.get(prop)
+        if prop in results and value is not None and not _same(value, results[prop]):
+            raise ModelOutputError(model, work, prop, f"{GETTERS[prop]}() returned {_describe(value)} but "
+                                   f"results[{prop!r}] holds {_describe(results[prop])}; the calculator must "
+                                   "publish one value through both")
+        if value is not None:
+            out[prop] = value
+    return out
 
 
 def _describe(value) -> str:
@@ -267,7 +369,7 @@ def evaluator_for(spec: str) -> Evaluator:
     if spec not in _EVALUATORS:
         from ..models.registry import load
 
-        _EVALUATORS[spec] = Evaluator(load(spec))
+        _EVALUATORS[spec] = Evaluator(load(spec), sample=DEFAULT_SAMPLE)
     return _EVALUATORS[spec]
 
 

@@ -39,7 +39,9 @@ def entry_from_factory(spec: str) -> ModelEntry:
             f"cannot import module {module_name!r} for factory {spec!r} ({exc}); "
             f"looked in the installed packages and {where}: install it, or set pythonpath in the pytest ini file"
         ) from exc
-    except Exception as exc:  # the module itself is broken (SyntaxError, an error at import): the user's to fix
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the module itself is broken (SyntaxError, sys.exit at import): the user's to fix
         raise UnknownModelError(f"cannot import module {module_name!r} for factory {spec!r}: importing it raised "
                                 f"{type(exc).__name__}: {exc}; fix the module") from exc
     factory = module

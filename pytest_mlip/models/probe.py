@@ -40,7 +40,9 @@ def probe_elements(calc, max_z: int = 94) -> tuple[str, ...]:
             # a model that hangs says nothing about its elements: take them all, the contracts report the hang
             ok += [chemical_symbols[k] for k in range(z, max_z + 1)]
             break
-        except Exception as exc:  # noqa: BLE001 - the model's own words decide
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the model's own words decide (SystemExit is a crash, not an exit)
             if says_unsupported(exc):
                 continue
         ok.append(chemical_symbols[z])

@@ -204,16 +204,11 @@ class LoadedModel:
     def compute(self, atoms, properties):
         """Run the calculator on a copy of ``atoms`` in the model's own dtype."""
         with self.lock, torch_default_dtype(self.torch_dtype):
+            from ..evaluation.evaluator import read_outputs
+
             work = atoms.copy()
             work.calc = self.calc
-            out = {}
-            self.calc.results = {}
-            self.calc.calculate(work, properties, ["positions", "numbers", "cell", "pbc"])
-            results = dict(self.calc.results)
-            for key in properties:
-                if key in results:
-                    out[key] = results[key]
-            return out
+            return read_outputs(self.name, self.calc, work, properties)
 
 
 _LOADED: dict[str, LoadedModel] = {}

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 import uuid
@@ -258,10 +259,29 @@ def pytest_runtest_call(item):
         if not any(e is evaluator for e in prov.evaluators):
             prov.evaluators.append(evaluator)
     prov.ledger.context = {"item": item.nodeid}
+    before = _sample_state(evaluator)
     try:
         return (yield)
     finally:
+        _record_sample(item, evaluator, before)
         _record_item(item, prov, evaluator)
+
+
+def _sample_state(evaluator) -> tuple[int, int, int]:
+    if evaluator is None:
+        return 0, 0, 0
+    return evaluator.stats.calls, evaluator.stats.repeats, len(evaluator.nondeterminism)
+
+
+def _record_sample(item, evaluator, before):
+    """The item's share of the sampled determinism check (calls, repeats, violations) travels in its report, so the
+    xdist controller sees every worker's."""
+    if evaluator is None or evaluator.sample is None:
+        return
+    calls, repeats, found = _sample_state(evaluator)
+    item.user_properties.append(("mlip_sample", json.dumps({
+        "model": evaluator.name, "calls": calls - before[0], "repeats": repeats - before[1],
+        "violations": evaluator.nondeterminism[before[2]:found]}, default=float)))
 
 
 def _record_item(item, prov, evaluator):
@@ -349,9 +369,19 @@ class _Collector:
         self.crashed: dict[str, str] = {}
         self.interrupted: str | None = None
         self.dead_workers: list[str] = []
+        #: the sampled determinism check: model -> [calls, repeats]; violations found
+        self.sampled: dict[str, list[int]] = {}
+        self.nondeterminism: list[dict] = []
 
     def pytest_runtest_logreport(self, report):
         _collect(self.config, report)
+        for key, value in getattr(report, "user_properties", []):
+            if key == "mlip_sample" and report.when == "call":
+                data = json.loads(value)
+                counts = self.sampled.setdefault(data["model"], [0, 0])
+                counts[0] += data["calls"]
+                counts[1] += data["repeats"]
+                self.nondeterminism += data["violations"]
         if _split_nodeid(report.nodeid) is None:
             return
         if report.when == "call" or report.failed or report.skipped:
@@ -386,12 +416,51 @@ class _Collector:
         deselected = sorted(n for n, hard in state.contract_index.items() if hard and n not in target_collected)
         if self.interrupted is None and self.config.stash.get(_STOPPED, None):
             self.interrupted = self.config.stash[_STOPPED]
-        count = len(errors) + len(crashed) + len(not_run) + len(deselected)
+        partial = sorted(deselected) if self.config.getoption("mlip_partial", False) else []
+        if partial:  # the user accepted a partial run (--mlip-partial): named, not counted
+            deselected = []
+        determinism = determinism_names(self.nondeterminism)
+        count = len(errors) + len(crashed) + len(not_run) + len(deselected) + len(determinism)
         return {"count": count, "errors": errors, "crashed": crashed, "not_run": not_run,
-                "deselected_hard": deselected, "interrupted": self.interrupted,
-                "dead_workers": list(self.dead_workers),
-                # what alone fails a run that has no baseline gate: a crash, an interruption, an item left over
-                "fails_run": bool(crashed or not_run or self.interrupted or self.dead_workers)}
+                "deselected_hard": deselected, "determinism": determinism, "interrupted": self.interrupted,
+                "dead_workers": list(self.dead_workers), "partial": partial,
+                # what alone fails a run that has no baseline gate: a crash, an interruption, an item left over,
+                # outputs that change between identical calls, hard contracts deselected without --mlip-partial
+                "fails_run": bool(crashed or not_run or self.interrupted or self.dead_workers or determinism
+                                  or deselected)}
+
+    def sample_line(self) -> str | None:
+        """The cost and outcome of the sampled determinism check, in one line."""
+        if not self.sampled:
+            return None
+        calls = sum(c for c, _ in self.sampled.values())
+        repeats = sum(r for _, r in self.sampled.values())
+        from ..evaluation.evaluator import DEFAULT_SAMPLE as sample
+
+        verdict = (f"{len(self.nondeterminism)} DETERMINISM VIOLATION(S)" if self.nondeterminism
+                   else "identical within the floor")
+        return (f"determinism (sampled): {repeats} of {calls} model call(s) repeated ({sample.fraction:.0%} seeded "
+                f"sample, at least {sample.minimum} per model and process; +{repeats} call(s)): {verdict}")
+
+
+def determinism_names(found: list[dict]) -> list[str]:
+    """One entry per (model, structure) whose outputs differed between identical calls, worst first, with numbers."""
+    worst: dict[tuple, dict] = {}
+    for f in found:
+        k = (f["model"], f["structure"])
+        score = (math.inf if f.get("energy") is None
+                 else max(f["energy"] / f["floor"]["energy"], f["forces"] / f["floor"]["forces"]))
+        if k not in worst or score > worst[k][0]:
+            worst[k] = (score, f)
+    out = []
+    for score, f in sorted(worst.values(), key=lambda x: -x[0]):
+        if f.get("energy") is None:
+            out.append(f"determinism[{f['model']}] on {f['structure']}: {f['message']}")
+        else:
+            out.append(f"determinism[{f['model']}] on {f['structure']}: energy {f['energy']:.3g} eV/atom, forces "
+                       f"{f['forces']:.3g} eV/A between identical calls (floor {f['floor']['energy']:g} eV/atom, "
+                       f"{f['floor']['forces']:g} eV/A)")
+    return out
 
 
 _STOPPED = pytest.StashKey[str]()
@@ -406,16 +475,24 @@ def gate_incomplete(block: dict, baseline: dict) -> dict:
     gated = {contract for (_, contract), e in baseline.items() if e.get("role", "target") == "target"}
     out = dict(block)
     out["deselected_hard"] = [n for n in block.get("deselected_hard", []) if n in gated]
-    out["count"] = sum(len(out.get(k) or []) for k in ("errors", "crashed", "not_run", "deselected_hard"))
+    out["count"] = sum(len(out.get(k) or []) for k in ("errors", "crashed", "not_run", "deselected_hard",
+                                                       "determinism"))
     return out
 
 
 def incomplete_lines(block: dict) -> list[str]:
     """The incomplete block in words (terminal, summary); no numbers beyond the count."""
-    if not block or not (block.get("count") or block.get("interrupted") or block.get("dead_workers")):
+    if not block:
         return []
+    partial = ([f"PARTIAL run (--mlip-partial): {len(block['partial'])} hard contract(s) of the collected files were "
+                f"deselected and not run: {', '.join(block['partial'][:12])}" + (" ..." if len(block["partial"]) > 12
+                                                                                 else "")]
+               if block.get("partial") else [])
+    if not (block.get("count") or block.get("interrupted") or block.get("dead_workers")):
+        return partial
     parts = []
-    for key, what in (("errors", "error verdicts"), ("crashed", "crashed"), ("not_run", "never ran"),
+    for key, what in (("determinism", "determinism violations (outputs differ between identical calls)"),
+                      ("errors", "error verdicts"), ("crashed", "crashed"), ("not_run", "never ran"),
                       ("deselected_hard", "hard contracts deselected")):
         if block.get(key):
             parts.append(f"{what}: {', '.join(block[key][:12])}" + (" ..." if len(block[key]) > 12 else ""))
@@ -424,7 +501,7 @@ def incomplete_lines(block: dict) -> list[str]:
         head += f"; the run was {block['interrupted']}"
     if block.get("dead_workers"):
         head += f"; worker(s) died ({'; '.join(block['dead_workers'])})"
-    return [head] + [f"  {p}" for p in parts]
+    return [head] + [f"  {p}" for p in parts] + partial
 
 
 def _junit(config):
@@ -479,7 +556,7 @@ def _finish_run(prov):
 
     extra = {"gate": gate_json(prov.gate)}
     inc = prov.incomplete
-    if inc and (inc.get("count") or inc.get("interrupted") or inc.get("dead_workers")):
+    if inc and (inc.get("count") or inc.get("interrupted") or inc.get("dead_workers") or inc.get("partial")):
         extra["incomplete"] = inc  # report.json is rebuilt from the store: the block travels in the run artifact
     refs = [r for _, ids in entries for r in ids.get("references", [])]  # --mlip-reference decisions
     if refs:
@@ -546,7 +623,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     tr = terminalreporter
     lines = incomplete_lines(prov.incomplete)
     if lines:
-        tr.section("mlip incomplete run", red=True)
+        tr.section("mlip incomplete run" if lines[0].startswith("INCOMPLETE") else "mlip partial run", red=True)
         for line in lines:
             tr.write_line(line, red=True)
     if prov.gate is not None and prov.update_baseline:
@@ -559,6 +636,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.section("mlip gate")
         for line in gate_lines(prov.gate):
             tr.write_line(line)
+    sample = prov.tracker.sample_line() if prov.tracker else None
+    if sample:
+        tr.write_line(sample, red=bool(prov.tracker.nondeterminism))
     n = prov.store.count(run=prov.run_id)
     tr.write_line(f"provenance: run {prov.run_id}, {n} new artifact(s) in {prov.store.path}")
     if prov.root:

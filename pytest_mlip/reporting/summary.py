@@ -29,7 +29,9 @@ def summary_markdown(entries: list[tuple[dict, dict]], prov) -> str:
                                      "that finished")
         banner = incomplete_lines(inc)
     else:
-        banner = []
+        from ..provenance.plugin import incomplete_lines
+
+        banner = incomplete_lines(inc)  # a partial run the user accepted (--mlip-partial) is still named
     lines = [f"### pytest-mlip on `{target}`: {head}", ""]
     if banner:
         lines += [f"**{banner[0]}**", ""] + [f"- {b.strip()}" for b in banner[1:]] + [""]

@@ -72,11 +72,26 @@ class Corrupted(Calculator):
                 import time
 
                 time.sleep(float(self.kind))
+            elif self.prop == "exit":  # a model that calls sys.exit (or raises another BaseException)
+                raise SystemExit(int(self.kind))
             elif self.prop == "missing":
                 out.pop(self.kind, None)
+            elif self.prop == "results":  # results hold NaN; the public getter answers the clean value
+                self.clean = dict(out)
+                out[self.kind] = _corrupt("nan", out[self.kind], len(work))
             elif self.prop in out:
                 out[self.prop] = _corrupt(self.kind, out[self.prop], len(work))
         self.results = out
+
+    def get_property(self, name, atoms=None, allow_calculation=True):
+        value = super().get_property(name, atoms, allow_calculation)
+        n = len(self.atoms) if self.atoms is not None else 0
+        if name == self.kind and n >= self.min_atoms:
+            if self.prop == "getter":  # the public getter says NaN while results look fine
+                return _corrupt("nan", value, n)
+            if self.prop == "results":
+                return self.clean[name]
+        return value
 
 
 def from_env():
