@@ -239,7 +239,17 @@ def _load_factory(spec: str):
 
 #: folders never searched for contract files
 SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "site-packages", ".mlip", ".tox"}
-NEAR_MISS = re.compile(r"(?i)^mlip.*\.(toml|tml|tom)$|\.toml$")
+#: a name that almost matches CONTRACT_GLOB: a TOML-ish extension anywhere (mlip_x.toml.txt, mlip_x.TOML, .tml)
+NEAR_MISS = re.compile(r"(?i)\.(toml|tml|tom)(\.|~|$)")
+#: folders where any TOML-ish file is taken for a misnamed contract file
+CONTRACT_FOLDERS = ("contracts", "generated_tests")
+
+
+def near_miss(f: Path) -> bool:
+    """A file that looks like a contract file but does not match CONTRACT_GLOB exactly (case included)."""
+    if f.name.startswith("mlip_") and f.name.endswith(".toml"):
+        return False
+    return bool(NEAR_MISS.search(f.name)) and ("mlip" in f.name.lower() or f.parent.name in CONTRACT_FOLDERS)
 
 
 def _contract_files(config) -> tuple[list[Path], list[Path]]:
@@ -252,8 +262,7 @@ def _contract_files(config) -> tuple[list[Path], list[Path]]:
         p = Path(arg.split("::")[0])
         p = p if p.is_absolute() else base / p
         if str(arg) not in config.args and p.is_dir():  # a folder searched only for near misses
-            near += [f for f in sorted(p.rglob("*")) if f.is_file() and not f.match(CONTRACT_GLOB)
-                     and NEAR_MISS.search(f.name) and "mlip" in f.name.lower()]
+            near += [f for f in sorted(p.rglob("*")) if f.is_file() and near_miss(f)]
             continue
         if p.is_file() and p.match(CONTRACT_GLOB):
             files.append(p)
@@ -264,8 +273,7 @@ def _contract_files(config) -> tuple[list[Path], list[Path]]:
                     continue
                 if f.match(CONTRACT_GLOB):
                     files.append(f)
-                elif NEAR_MISS.search(f.name) and ("mlip" in f.name.lower()
-                                                   or p.name in ("contracts", "generated_tests")):
+                elif near_miss(f):
                     near.append(f)
     return list(dict.fromkeys(files)), list(dict.fromkeys(near))
 
@@ -275,12 +283,15 @@ def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str,
     one); contract names must be unique across files; files under generated_tests/ pass the agent's validator."""
     from .contracts.files import parse_contracts
 
+    root = Path(config.rootpath)
     for folder in config.getini("mlip_paths"):
+        if not Path(folder).resolve().is_relative_to(root.resolve()):
+            raise MlipError(f"the mlip_paths ini option names {folder}, which is outside the project {root}; "
+                            "move the folder into the project or remove it from mlip_paths")
         if not Path(folder).is_dir():
             raise MlipError(f"the mlip_paths ini option names {folder}, which is not a folder; create it or remove "
                             "it from mlip_paths")
     files, near = _contract_files(config)
-    root = Path(config.rootpath)
     seen: dict[str, Path] = {}
     index: dict[str, bool] = {}
     for f in files:
@@ -297,8 +308,14 @@ def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str,
     for f in near:
         config.issue_config_time_warning(pytest.PytestConfigWarning(
             f"{f} looks like a contract file but is not collected: contract files are named {CONTRACT_GLOB} "
-            f"(rename it to mlip_{re.sub(r'(?i)^mlip[-_]?', '', f.stem)}.toml)"), stacklevel=2)
+            f"(rename it to mlip_{_stem(f.name)}.toml)"), stacklevel=2)
     return index
+
+
+def _stem(name: str) -> str:
+    """The contract name inside a near-miss file name: mlip-x.toml.txt, MLIP_x.TOML, mlipx.toml -> x."""
+    base = re.split(r"(?i)\.(toml|tml|tom)(\.|~|$)", name)[0]
+    return re.sub(r"(?i)^mlip[-_ ]?", "", base) or "name"
 
 
 def _agent_zone(path: Path, target: str, committee: list[str]):

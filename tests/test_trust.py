@@ -320,3 +320,44 @@ def test_deselected_hard_contracts_fail_the_run_unless_partial(run, pytester):
     pytester.makeini("[pytest]\nmlip_partial = true\n")
     assert run("--mlip-no-builtin", "-k", "alpha").ret == 0
     assert run("--mlip-no-builtin", "--deselect", "contracts/mlip_x.toml::beta[tests.mutants:clean_morse]").ret == 0
+
+
+@pytest.mark.parametrize("name", ["mlip_x.toml.txt", "mlip-x.toml", "MLIP_x.toml", "mlip_x.TOML", "mlipx.toml",
+                                  "mlip_x.tml", "Mlip_x.toml~"])
+@pytest.mark.parametrize("folder", ["contracts", "generated_tests", "physics"])
+def test_every_near_miss_name_warns(run, pytester, name, folder):
+    contracts(pytester, **{"contracts/mlip_ok.toml": SMALL.format(name="ok"), f"{folder}/{name}": SMALL.format(
+        name="gap")})
+    (pytester.path / "physics").mkdir(exist_ok=True)
+    pytester.makeini("[pytest]\nmlip_paths = physics\n")
+    res = run("--mlip-no-builtin")
+    assert res.ret == 0, res.stdout.str()[-2000:]
+    out = " ".join(res.stdout.str().split())
+    assert f"{name} looks like a contract file but is not collected" in out and "rename it to mlip_x.toml" in out
+
+
+@pytest.mark.parametrize("file, old, new", [
+    ("mlip_compression_wall.toml", 'element = "Cu"', 'element = "cu"'),
+    ("mlip_compression_wall.toml", 'element = "Si"', 'element = "SI"'),
+    ("mlip_repulsive_wall.toml", 'adatom = "O"', 'adatom = "o"'),
+    ("mlip_repulsive_wall.toml", 'element = "Cu"', 'element = "CU"'),
+    ("mlip_pes_smoothness.toml", 'element = "Cu"', 'element = "cu"'),
+])
+def test_element_symbols_are_case_exact_in_every_field(run, pytester, file, old, new):
+    from pytest_mlip.plugin import builtin_contracts_dir
+
+    text = (builtin_contracts_dir() / file).read_text()
+    assert old in text
+    contracts(pytester, **{f"contracts/{file}": text.replace(old, new, 1)})
+    bad = new.split('"')[1]
+    msg = one_line_usage_error(run("--mlip-no-builtin"), "unknown element symbol", repr(bad), "case-sensitive")
+    assert f"{bad!r} -> {old.split(chr(34))[1]!r}" in msg
+
+
+def test_mlip_paths_outside_the_project_is_a_usage_error(run, pytester, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("elsewhere")
+    (outside / "mlip_x.toml").write_text(SMALL.format(name="x"))
+    pytester.makeini(f"[pytest]\nmlip_paths = {outside}\n")
+    one_line_usage_error(run("--mlip-no-builtin"), "mlip_paths", "outside the project")
+    pytester.makeini("[pytest]\nmlip_paths = ../\n")
+    one_line_usage_error(run("--mlip-no-builtin"), "mlip_paths", "outside the project")

@@ -164,21 +164,51 @@ def _check_structures(path: Path, text: str, i: int, settings, root: Path | None
                                     "the file")
 
 
+#: field names that hold element symbols wherever they appear (a contract's own fields or a nested table's)
+ELEMENT_FIELDS = {"element", "elements", "adatom", "pairs", "metals"}
+
+
+def _symbol_fields(obj, loc: tuple = ()):
+    """(location, value) of every field holding element symbols inside a settings object: fields named in
+    ``ELEMENT_FIELDS`` or marked ``element_symbols``, in nested tables and lists too (structure specs check their
+    own)."""
+    from ..structures import _Spec
+
+    if isinstance(obj, BaseModel) and not isinstance(obj, _Spec):
+        for name, info in type(obj).model_fields.items():
+            value = getattr(obj, name, None)
+            if name in ELEMENT_FIELDS or (info.json_schema_extra or {}).get("element_symbols"):
+                yield loc + (name,), value
+            else:
+                yield from _symbol_fields(value, loc + (name,))
+    elif isinstance(obj, (list, tuple)):
+        for k, x in enumerate(obj):
+            yield from _symbol_fields(x, loc + (k,))
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [s for x in value for s in _strings(x)]
+    return []
+
+
 def _check_symbols(path: Path, text: str, i: int, settings):
-    """Element symbols written outside a structure spec (fields marked ``element_symbols``, e.g. dimer pairs) are
-    real elements."""
+    """Every element symbol a contract names is a real element, spelt case-exactly as the periodic table does
+    ('cu' or 'CU' is a usage error naming the field and 'Cu')."""
     from ase.data import chemical_symbols
 
     known = set(chemical_symbols[1:])
-    for field, info in type(settings).model_fields.items():
-        if not (info.json_schema_extra or {}).get("element_symbols"):
-            continue
-        value = getattr(settings, field, None) or []
-        symbols = [s for item in value for s in (item if isinstance(item, (list, tuple)) else [item])]
-        bad = [s for s in symbols if s not in known]
+    by_lower = {s.lower(): s for s in known}
+    for loc, value in _symbol_fields(settings):
+        bad = [s for s in _strings(value) if s not in known]
         if bad:
-            raise ContractFileError(f"{path}:{_line_of(text, i, (field,))}: contract[{i}].{field}: unknown element "
-                                    f"symbol(s) {bad}; write symbols as the periodic table does ('Cu', 'O', 'Sb')")
+            field = ".".join(str(x) for x in loc)
+            fixes = [f"{b!r} -> {by_lower[b.lower()]!r}" for b in bad if b.lower() in by_lower]
+            fix = f"write {', '.join(fixes)}" if fixes else "write symbols as the periodic table does ('Cu', 'O')"
+            raise ContractFileError(f"{path}:{_line_of(text, i, loc[:1])}: contract[{i}].{field}: unknown element "
+                                    f"symbol(s) {bad} (symbols are case-sensitive); {fix}")
 
 
 def _check_tolerances(path: Path, text: str, i: int, settings):
