@@ -92,7 +92,17 @@ class Corrupt(Calculator):
         elif m == "bool_energy": r["energy"] = True
         elif m == "int_forces": r["forces"] = np.zeros((n, 3), dtype=int)
         elif m == "f32": r["forces"] = r["forces"].astype(np.float32)
+        elif m == "exit0": raise SystemExit(0)
+        elif m == "sysexit_big" and n >= 5: import sys; sys.exit(2)
+        elif m == "results_nan": self.clean_energy = r["energy"]; r["energy"] = float("nan")
+        elif m == "noise_1e3": r["forces"] += np.random.normal(0, 1e-3, (n, 3))
         self.results = r
+    def get_property(self, name, atoms=None, allow_calculation=True):
+        v = super().get_property(name, atoms, allow_calculation)
+        if self.mode == "getter_nan" and name == "energy": return float("nan")
+        if self.mode == "getter_forces_nan" and name == "forces": return v * float("nan")
+        if self.mode == "results_nan" and name == "energy": return self.clean_energy
+        return v
 
 def make(mode):
     def factory():
@@ -104,11 +114,14 @@ for _m in ["clean", "nan_energy", "inf_energy", "str_energy", "peratom_energy", 
            "short_forces", "long_forces", "str_forces", "no_forces", "none_forces", "transposed_forces",
            "obj_forces", "big_shape_forces", "nan_stress", "short_stress", "str_stress", "random",
            "random_forces", "drift", "hang", "hang_big", "raise", "keyerror_H", "nan_H", "exit_big", "slow",
-           "int_energy", "bool_energy", "int_forces", "f32"]:
+           "int_energy", "bool_energy", "int_forces", "f32", "exit0", "sysexit_big", "results_nan", "noise_1e3",
+           "getter_nan", "getter_forces_nan"]:
     globals()[_m] = make(_m)
 
 def factory_raises():
     raise RuntimeError("cannot find my weights")
+def factory_exits():
+    import sys; sys.exit(1)
 def factory_none():
     return None
 def factory_int():
@@ -175,6 +188,80 @@ class Case:
     sig: int = signal.SIGINT
     stores: list[str] = field(default_factory=list)  # sqlite files that must pass integrity_check
     timeout: float = 240.0
+
+
+def new_cases(F) -> list[Case]:
+    """Cases added with issue 10's last round (names start with n_): exits inside calls, getters that disagree with
+    results, determinism with any selection, case-exact symbols in every field, mlip_paths outside the project,
+    near-miss names, the energy-force floor, option values."""
+    out = []
+    for mode, pat in {"exit0": "SystemExit", "sysexit_big": "SystemExit", "getter_nan": "get_potential_energy",
+                      "getter_forces_nan": "get_forces", "results_nan": "results\\['energy'\\]"}.items():
+        out.append(Case("garbage", f"n_{mode}", small(mode), "fail", pat, files=dict(F)))
+    out.append(Case("garbage", "n_random_no_builtin", small("random"), "fail", "determinism\\[", files=dict(F)))
+    out.append(Case("garbage", "n_noise_small_no_builtin", small("noise_1e3", ["-k", "ef-small", "--mlip-partial"]),
+                    "fail", "determinism\\[", files=dict(F)))
+    out.append(Case("garbage", "n_noise_builtin_k", ["--mlip=bad_models:noise_1e3", "--mlip-committee=none",
+                                                     "-k", "zero-net-force", "--mlip-partial"],
+                    "fail", "determinism\\[", files={}))
+    out.append(Case("garbage", "n_noise_xdist", small("noise_1e3", ["-n", "2"]), "fail", "determinism\\[",
+                    files=dict(F)))
+    out.append(Case("garbage", "n_control_clean_sampled", small("clean"), "safe", "identical within the floor",
+                    files=dict(F)))
+    out.append(Case("spec", "n_factory_exits", ["--mlip=bad_models:factory_exits", "--mlip-committee=none",
+                                                "--mlip-no-builtin"], "usage", "factory.*SystemExit", files=dict(F)))
+    out.append(Case("spec", "n_module_exits_on_import", ["--mlip=exit_mod:f", "--mlip-committee=none",
+                                                         "--mlip-no-builtin"], "usage", "cannot import.*SystemExit",
+                    files={**F, "exit_mod.py": "import sys\nsys.exit(0)\ndef f():\n    pass\n"}))
+    lower = {
+        "n_lower_compression_element": ('[[contract]]\nname="cw"\ncheck="compression_wall"\ncrystals=[{element="cu",'
+                                        'structure="fcc"}]\n', "'cu' -> 'Cu'"),
+        "n_upper_surface_element": ('[[contract]]\nname="rw"\ncheck="repulsive_wall"\nsurfaces=[{element="CU",'
+                                    'facet="fcc111",adatom="O"}]\n', "'CU' -> 'Cu'"),
+        "n_lower_surface_adatom": ('[[contract]]\nname="rw"\ncheck="repulsive_wall"\nsurfaces=[{element="Cu",'
+                                   'facet="fcc111",adatom="o"}]\n', "'o' -> 'O'"),
+        "n_lower_pes_surface": ('[[contract]]\nname="ps"\ncheck="pes_smoothness"\nsurfaces=[{element="cu",'
+                                'facet="fcc111",adatom="O"}]\n', "'cu' -> 'Cu'"),
+        "n_lower_dimer_pair": ('[[contract]]\nname="rw"\ncheck="repulsive_wall"\npairs=[["h","H"]]\n', "'h'"),
+        "n_lower_atom": (contract(structure='{ kind = "atom", element = "cu" }'), "cu"),
+        "n_lower_slab": (contract(structure='{ kind = "slab", element = "cu", facet = "fcc111" }'), "cu"),
+        "n_lower_bulk": (contract(structure='{ kind = "bulk", name = "cu", cubic = true }'), "cu"),
+        "n_lower_cluster": (contract(structure='{ kind = "cluster", symbols = "cu3ni3" }'), "cu3ni3|symbol"),
+        "n_ef_tolerance_tiny": ('[[contract]]\nname="e"\ncheck="energy_force"\nstructures=[{kind="molecule",'
+                                'name="H2O"}]\ntolerance={forces=1e-9}\n', "floor"),
+    }
+    for name, (text, pat) in lower.items():
+        out.append(Case("contract", name, small(), "usage", pat, files={"contracts/mlip_bad.toml": text}))
+    out.append(Case("contract", "n_mlip_paths_parent", small(), "usage", "mlip_paths.*outside the project",
+                    files={**F, "pytest.ini": "[pytest]\nmlip_paths = ..\n"}))
+    out.append(Case("contract", "n_mlip_paths_absolute", small(), "usage", "mlip_paths.*outside the project",
+                    files={**F, "pytest.ini": "[pytest]\nmlip_paths = /tmp\n"}))
+    for name, fname in {"n_near_toml_txt": "contracts/mlip_gap.toml.txt", "n_near_upper": "contracts/MLIP_gap.toml",
+                        "n_near_backup": "generated_tests/mlip_gap.toml~",
+                        "n_near_in_mlip_paths": "physics/mlip-gap.toml",
+                        "n_near_tml": "contracts/mlip_gap.tml"}.items():
+        files = {**F, fname: contract("gap")}
+        if "physics" in fname:
+            files["pytest.ini"] = "[pytest]\nmlip_paths = physics\n"
+        out.append(Case("contract", name, small(), "safe", re.escape(Path(fname).name) + " looks like a contract "
+                        "file", files=files))
+    for name, extra, pat in [("n_adversary_budget_negative", ["--mlip-adversary", "--mlip-adversary-budget=-5"],
+                              "budget"),
+                             ("n_adversary_method_bad", ["--mlip-adversary", "--mlip-adversary-method=magic"],
+                              "method"),
+                             ("n_reference_budget_nan", ["--mlip-reference-budget=nan"], "budget"),
+                             ("n_margin_inf", ["--mlip-regression-margin=inf"], "margin"),
+                             ("n_timeout_inf", ["--mlip-timeout=inf"], "timeout"),
+                             ("n_partial_ini_bad", [], "mlip_partial")]:
+        files = dict(F)
+        if name == "n_partial_ini_bad":
+            files["pytest.ini"] = "[pytest]\nmlip_partial = maybe\n"
+        out.append(Case("options", name, small("clean", extra), "usage", pat, files=files))
+    return out
+
+
+#: a checkout to import pytest_mlip from (--code); empty: the installed one
+CODE: list[str] = []
 
 
 def small(mode="clean", extra=(), **kw) -> list[str]:
@@ -397,6 +484,7 @@ def cases() -> list[Case]:
                     protect=["base.json"]))
     out.append(Case("files", "store_integrity_after_ctrl_c", small("slow", ["--mlip-store=s.sqlite"]),
                     "incomplete", "incomplete|interrupt", files=dict(F), signal_after=7.0, stores=["s.sqlite"]))
+    out += new_cases(F)
     # --- F: incomplete runs ----------------------------------------------------------------------------------
     summ = ["--mlip-summary-md=sum.md", "--mlip-report=rep"]
     look = ["sum.md", "rep/report.md", "rep/report.json"]
@@ -408,8 +496,21 @@ def cases() -> list[Case]:
                     files=dict(F), look=look, signal_after=7.0, sig=signal.SIGTERM))
     out.append(Case("incomplete", "dead_xdist_worker", small("exit_big", summ + ["-n", "2"]), "incomplete",
                     "(?i)incomplete", files=dict(F), look=look))
-    out.append(Case("incomplete", "deselected_hard", small("clean", summ + ["-k", "translation"]), "safe",
+    out.append(Case("incomplete", "deselected_hard", small("clean", summ + ["-k", "translation"]), "incomplete",
                     "(?i)incomplete", files=dict(F), look=look))
+    out.append(Case("incomplete", "n_deselected_partial", small("clean", summ + ["-k", "translation",
+                                                                               "--mlip-partial"]), "safe",
+                    "PARTIAL run", files=dict(F), look=look))
+    out.append(Case("incomplete", "n_deselected_partial_ini", small("clean", summ + ["-k", "translation"]), "safe",
+                    "PARTIAL run", files={**F, "pytest.ini": "[pytest]\nmlip_partial = true\n"}, look=look))
+    out.append(Case("incomplete", "n_deselect_option", small("clean", summ + [
+        "--deselect", "contracts/mlip_small.toml::ef-small[bad_models:clean]"]), "incomplete", "(?i)incomplete",
+        files=dict(F), look=look))
+    out.append(Case("incomplete", "n_marker_deselects_hard", small("clean", summ + ["-m", "not slow"]), "incomplete",
+                    "(?i)incomplete.*slow-one|slow-one.*deselected", files={
+                        **F, "contracts/mlip_slow.toml": contract("slow-one") + "slow = true\n"}, look=look))
+    out.append(Case("incomplete", "n_determinism_in_reports", small("random", summ), "incomplete",
+                    "determinism\\[bad_models:random\\]", files=dict(F), look=look))
     out.append(Case("incomplete", "deselected_hard_gate", small("clean", summ + ["-k", "translation",
                                                                                 "--mlip-baseline=base.json"]),
                     "incomplete", "(?i)incomplete", files={**F, "base.json": BASELINE}, look=look))
@@ -477,7 +578,7 @@ def run_case(case: Case, python: str) -> dict:
         if case.name.startswith(("ctrl_c_during", "sigterm_during", "deselected_hard_gate_seeded")):
             _seed_baseline(root, python)
         before = {rel: digest(root / rel) for rel in case.protect}
-        env = {**os.environ, "PYTHONPATH": str(root), **case.env}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), *CODE]), **case.env}
         env.pop("PYTEST_ADDOPTS", None)
         cmd = [python, "-m", "pytest", "-p", "no:cacheprovider", *case.args]
         start = time.time()
@@ -522,7 +623,7 @@ def run_case(case: Case, python: str) -> dict:
 
 def _seed_baseline(root: Path, python: str):
     """A complete baseline of the small suite, written by the code under test (4 entries)."""
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), *CODE])}
     subprocess.run([python, "-m", "pytest", "-p", "no:cacheprovider", *small("clean", [
         "--mlip-baseline=base.json", "--mlip-update-baseline"])], cwd=root, env=env, capture_output=True)
 
@@ -575,7 +676,11 @@ def main(argv=None):
     ap.add_argument("-j", type=int, default=2, help="cases run at once")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--json", default=None, help="write the per-case results here")
+    ap.add_argument("--code", default=None, help="import pytest_mlip from this checkout instead of the installed one "
+                                                 "(e.g. an export of main, for before/after counts)")
     args = ap.parse_args(argv)
+    if args.code:
+        CODE[:] = [str(Path(args.code).resolve())]
     todo = [c for c in cases() if not args.k or args.k in f"{c.group}/{c.name}"]
     with ThreadPoolExecutor(args.j) as pool:
         results = list(pool.map(lambda c: run_case(c, args.python), todo))

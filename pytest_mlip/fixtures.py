@@ -179,8 +179,8 @@ def mlip_check(request, mlip_model):
         verdict = run_check(node, settings, mlip_model.evaluator, mlip_model.role)
         if verdict.gating:
             pytest.fail(format_failure(verdict, state).replace(
-                f"--mlip-committee=none -k '{verdict.contract}'", f"--mlip-committee=none '{node.nodeid}'"),
-                pytrace=False)
+                f"--mlip-committee=none --mlip-partial -k '{verdict.contract}'",
+                f"--mlip-committee=none --mlip-partial '{node.nodeid}'"), pytrace=False)
         return verdict
 
     return run

@@ -22,7 +22,7 @@ def run(pytester, monkeypatch):
 
     def _run(*args):
         return pytester.runpytest_inprocess(f"--mlip={HOLE}", "--mlip-committee=none", "-p", "no:cacheprovider",
-                                            "-k", "repulsive-wall-dimers or dissociation-limit", *args)
+                                            "-k", "repulsive-wall-dimers or dissociation-limit", "--mlip-partial", *args)
 
     return _run
 

@@ -77,7 +77,7 @@ def test_every_mlip_option_has_an_ini_twin(pytester):
 
 def test_ini_options_apply_and_the_command_line_wins(pytester, monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT))
-    pytester.makeini(f"[pytest]\nmlip = {CLEAN}\nmlip_committee = none\nmlip_report = rep-ini\n"
+    pytester.makeini(f"[pytest]\nmlip = {CLEAN}\nmlip_committee = none\nmlip_report = rep-ini\nmlip_partial = true\n"
                      "mlip_regression_margin = 0.5\nmlip_summary_md = summary.md\n")
     result = pytester.runpytest_inprocess("-k", "dissociation", "-p", "no:cacheprovider")
     assert result.ret == 0

@@ -59,7 +59,7 @@ def test_violated_hard_check_on_the_target_fails_the_test(run):
     out = result.stdout.str()
     assert "test_copper_wall FAILED on tests.mutants.foundation:ShortRangeHole (hard, exact)" in out
     assert "worst configuration:" in out and "test_copper_wall.extxyz" in out
-    assert f"reproduce: pytest --mlip={HOLE} --mlip-committee=none 'test_my_model.py::test_copper_wall[{HOLE}]'" in out
+    assert f"reproduce: pytest --mlip={HOLE} --mlip-committee=none --mlip-partial 'test_my_model.py::test_copper_wall[{HOLE}]'" in out
     result.stdout.fnmatch_lines(["*1 failed, 1 passed*"])
 
 

@@ -19,7 +19,7 @@ from pytest_mlip.provenance.artifact import code_version
 code_version()
 
 M = "tests.mutants.foundation:short_range_hole"
-ARGS = [f"--mlip={M}", "--mlip-committee=none", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
+ARGS = [f"--mlip={M}", "--mlip-committee=none", "--mlip-partial", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
 WALL = "repulsive-wall-surface"
 
 

@@ -13,7 +13,7 @@ HOLE = "tests.mutants.foundation:ShortRangeHole"
 
 
 def test_clean_target_passes_even_if_committee_violates(run):
-    result = run(f"--mlip={CLEAN}", f"--mlip-committee={HOLE}", "-k", "repulsive-wall-dimers")
+    result = run(f"--mlip={CLEAN}", f"--mlip-committee={HOLE}", "-k", "repulsive-wall-dimers", "--mlip-partial")
     assert result.ret == 0
     out = result.stdout.str()
     assert "mlip contracts" in out and "violated" in out
@@ -36,7 +36,7 @@ def test_committee_none_runs_target_alone(run):
 
 
 def test_committee_items_and_spread_column(run):
-    result = run(f"--mlip={CLEAN}", "--mlip-committee=lennard-jones", "-k", "dissociation")
+    result = run(f"--mlip={CLEAN}", "--mlip-committee=lennard-jones", "-k", "dissociation", "--mlip-partial")
     assert result.ret == 0
     out = result.stdout.str()
     assert "lennard-jones" in out and "spread" in out
@@ -44,7 +44,7 @@ def test_committee_items_and_spread_column(run):
 
 def test_ini_defaults(pytester, monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT))
-    pytester.makeini(f"[pytest]\nmlip = {CLEAN}\nmlip_committee = none\n")
+    pytester.makeini(f"[pytest]\nmlip = {CLEAN}\nmlip_committee = none\nmlip_partial = true\n")
     result = pytester.runpytest_inprocess("-k", "dissociation", "-p", "no:cacheprovider")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*dissociation-limit*pass*"])
@@ -116,7 +116,7 @@ def test_runs_from_any_directory_after_install(tmp_path):
     """`pytest --mlip=...` in a folder with no tests collects the built-in suite."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, "-m", "pytest", "--mlip=lennard-jones", "--mlip-committee=none",
-                           "-q", "-p", "no:cacheprovider", "-k", "dissociation or rotation"],
+                           "-q", "-p", "no:cacheprovider", "-k", "dissociation or rotation", "--mlip-partial"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "dissociation-limit" in proc.stdout and "rotation-invariance" in proc.stdout

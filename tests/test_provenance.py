@@ -184,7 +184,8 @@ def _run(args, cwd, timeout=300):
 @pytest.mark.slow
 def test_parallel_run_stores_the_same_artifacts_as_a_serial_one(tmp_path):
     pytest.importorskip("xdist")
-    args = ["--mlip=emt", "--mlip-committee=lennard-jones", "-k", "dissociation or rotation or wall-surface"]
+    args = ["--mlip=emt", "--mlip-committee=lennard-jones", "-k", "dissociation or rotation or wall-surface",
+            "--mlip-partial"]
     stores = {}
     for name, extra in (("serial", []), ("xdist", ["-n", "2"])):
         res = _run([*args, *extra, f"--mlip-store={tmp_path / name}.sqlite"], cwd=tmp_path)

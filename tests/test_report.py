@@ -86,7 +86,7 @@ def test_failure_section_says_how_to_reproduce(run):
     md = (run[0] / "rep" / "report.md").read_text()
     section = md.split(f"### `repulsive-wall-surface` on `{M}`", 1)[1].split("\n## ", 1)[0]
     assert "- verdict: FAIL [a:" in section and "fails the run" in section
-    assert f"- reproduce: `pytest --mlip={M} --mlip-committee=none -k 'repulsive-wall-surface'`" in section
+    assert f"- reproduce: `pytest --mlip={M} --mlip-committee=none --mlip-partial -k 'repulsive-wall-surface'`" in section
     assert "- verification setting: `repulsive_wall: drop<=0.01 eV" in section
     link = re.search(r"worst configuration: \[([^\]]+)\]", section).group(1)
     from ase.io import read

@@ -9,7 +9,7 @@ CLEAN = "tests.mutants:clean_morse"
 HOLE = "tests.mutants.foundation:ShortRangeHole"
 
 
-WALL = ("-k", "repulsive-wall-dimers")
+WALL = ("-k", "repulsive-wall-dimers", "--mlip-partial")
 
 
 def _summary(result) -> str:

@@ -39,7 +39,7 @@ def _safe(name: str) -> str:
 
 
 def reproduce_command(spec: str, contract: str) -> str:
-    return f"pytest --mlip={spec} --mlip-committee=none -k '{contract}'"
+    return f"pytest --mlip={spec} --mlip-committee=none --mlip-partial -k '{contract}'"
 
 
 def report_from_store(store, run_id: str) -> dict:

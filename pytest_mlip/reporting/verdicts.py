@@ -77,7 +77,7 @@ def format_failure(verdict, state) -> str:
     if verdict.worst_file:
         lines.append(f"  worst configuration: {verdict.worst_file}")
     lines.append(f"  reproduce: pytest --mlip={state.target if verdict.role == 'target' else verdict.model} "
-                 f"--mlip-committee=none -k '{verdict.contract}'")
+                 f"--mlip-committee=none --mlip-partial -k '{verdict.contract}'")
     lines.append(f"  verification setting: {verdict.setting}")
     lines.append(f"  model calls: {verdict.evaluations} (+{verdict.cache_hits} from cache), {verdict.seconds:.1f} s")
     return "\n".join(lines)
