@@ -252,10 +252,14 @@ def new_cases(F) -> list[Case]:
                              ("n_reference_budget_nan", ["--mlip-reference-budget=nan"], "budget"),
                              ("n_margin_inf", ["--mlip-regression-margin=inf"], "margin"),
                              ("n_timeout_inf", ["--mlip-timeout=inf"], "timeout"),
+                             ("n_adversary_seed_negative", ["--mlip-adversary", "--mlip-adversary-seed=-1"], "seed"),
+                             ("n_margin_inf_ini", [], "margin"),
                              ("n_partial_ini_bad", [], "mlip_partial")]:
         files = dict(F)
         if name == "n_partial_ini_bad":
             files["pytest.ini"] = "[pytest]\nmlip_partial = maybe\n"
+        if name == "n_margin_inf_ini":
+            files["pytest.ini"] = "[pytest]\nmlip_regression_margin = inf\n"
         out.append(Case("options", name, small("clean", extra), "usage", pat, files=files))
     return out
 

@@ -22,12 +22,18 @@ def ini_name(opt) -> str:
     return opt.dest
 
 
+def is_flag(opt) -> bool:
+    """A ``store_true`` option (pytest 9's ``attrs()`` no longer names the action: no argument, const True)."""
+    attrs = opt.attrs()
+    return attrs.get("action") == "store_true" or (attrs.get("nargs") == 0 and attrs.get("const") is True)
+
+
 def pytest_addoption(parser):
     for opt in _mlip_options(parser):
         name = ini_name(opt)
         if name in parser._inidict:  # declared by its own module (mlip, mlip_committee, mlip_output)
             continue
-        flag = opt.attrs().get("action") == "store_true"
+        flag = is_flag(opt)
         parser.addini(name, f"default of {opt.names()[0]}" + (" (true/false)" if flag else ""),
                       type="bool" if flag else "string", default=None)
 
@@ -43,16 +49,34 @@ def pytest_configure(config):
     for opt in _mlip_options(config._parser):
         if _given_on_command_line(config, opt):
             continue
-        raw = config.getini(ini_name(opt))
+        try:
+            raw = config.getini(ini_name(opt))
+        except (ValueError, pytest.UsageError) as exc:  # pytest's own bool parsing refused the text
+            raise pytest.UsageError(f"ini option {ini_name(opt)}: {exc}; write {ini_name(opt)} = true or false "
+                                    f"(as {opt.names()[0]} is a flag)") from None
         if raw is None or raw == "" or raw == []:
             continue
         attrs = opt.attrs()
-        if attrs.get("action") == "store_true":
-            value = bool(raw)
+        if is_flag(opt):
+            value = _flag(raw, opt)
         else:
             kind = attrs.get("type")
             value = raw if kind in (None, str, "string") else _convert(kind, raw, opt)
         setattr(config.option, opt.dest, value)
+
+
+def _flag(raw, opt) -> bool:
+    """An ini flag: a real boolean, or true/false (yes/no, on/off, 1/0) written as text; anything else is a usage
+    error (``bool("false")`` is True: never guess)."""
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("true", "yes", "on", "1"):
+        return True
+    if text in ("false", "no", "off", "0"):
+        return False
+    raise pytest.UsageError(f"ini option {ini_name(opt)} = {raw!r} is not a boolean; write {ini_name(opt)} = true "
+                            f"or false (as {opt.names()[0]} is a flag)")
 
 
 def _convert(kind, raw, opt):

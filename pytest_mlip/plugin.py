@@ -204,6 +204,7 @@ def _check_environment(config):
         if not raw.strip().isdigit() or int(raw) < 1:
             raise MlipError(f"PYTEST_MLIP_THREADS={raw!r} is not a positive whole number of threads; "
                             "set it like PYTEST_MLIP_THREADS=4 or unset it (default 1)")
+    _check_numeric_options(config)
     from .evaluation.evaluator import DEFAULT_TIMEOUT, set_call_timeout
 
     raw = config.getoption("mlip_timeout") or config.getini("mlip_timeout")
@@ -218,6 +219,19 @@ def _check_environment(config):
     if not (math.isfinite(seconds) and seconds > 0):
         raise MlipError(f"{where} = {raw!r} is not a positive number of seconds; give e.g. --mlip-timeout=600")
     set_call_timeout(seconds)
+
+
+def _check_numeric_options(config):
+    """Every numeric --mlip-* option (command line or ini) is a finite, non-negative number: budgets, seeds,
+    margins (NaN and inf compare in surprising ways; a negative seed or budget is a mistake)."""
+    for opt in config._parser.getgroup("mlip").options:
+        kind = opt.attrs().get("type")
+        value = getattr(config.option, opt.dest, None)
+        if kind not in (int, float) or value is None:
+            continue
+        if not (math.isfinite(value) and value >= 0):
+            raise MlipError(f"{opt.names()[0]}={value} is not a finite, non-negative number; give e.g. "
+                            f"{opt.names()[0]}={opt.attrs().get('default') if opt.attrs().get('default') is not None else 1}")
 
 
 def _load_factory(spec: str):

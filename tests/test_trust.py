@@ -361,3 +361,20 @@ def test_mlip_paths_outside_the_project_is_a_usage_error(run, pytester, tmp_path
     one_line_usage_error(run("--mlip-no-builtin"), "mlip_paths", "outside the project")
     pytester.makeini("[pytest]\nmlip_paths = ../\n")
     one_line_usage_error(run("--mlip-no-builtin"), "mlip_paths", "outside the project")
+
+
+def test_ini_flags_are_strict_booleans(run, pytester):
+    """An ini flag written false is false (pytest 9 no longer names store_true in attrs(): the twin was a string,
+    and bool('false') is True); text that is not a boolean is a usage error naming the option."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="alpha") + SMALL.format(name="beta")})
+    pytester.makeini("[pytest]\nmlip_partial = false\n")
+    assert run("--mlip-no-builtin", "-k", "alpha").ret == 1
+    pytester.makeini("[pytest]\nmlip_partial = maybe\n")
+    one_line_usage_error(run("--mlip-no-builtin"), "mlip_partial", "true or false")
+
+
+@pytest.mark.parametrize("option", ["--mlip-regression-margin=inf", "--mlip-regression-margin=nan",
+                                    "--mlip-reference-budget=nan", "--mlip-adversary-seed=-1",
+                                    "--mlip-adversary-budget=-3"])
+def test_numeric_options_are_finite_and_non_negative(run, pytester, option):
+    one_line_usage_error(run("--mlip-no-builtin", option), option.split("=")[0], "finite, non-negative")
