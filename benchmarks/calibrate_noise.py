@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from pytest_mlip.contracts.base import CHECKS
+from pytest_mlip.errors import ModelEvaluationError
 from pytest_mlip.evaluation import evaluator_for
 from pytest_mlip.testing import builtin_contracts
 
@@ -89,6 +90,41 @@ def noise_floor(evaluator) -> dict:
     return floor
 
 
+def fd_noise(evaluator, settings) -> float:
+    """The finite-difference noise of energy-force consistency on a model whose forces are the gradient of its
+    energy: the check's own worst |F - F_FD| with its refinement applied to every component (tolerance ~0, so each
+    component gets the better of the central difference at h and the Richardson estimate from h and h/2), over the
+    contract's structures that the model covers and on which the law holds at the default tolerance."""
+    from pytest_mlip.contracts.energy_force import EnergyForce
+
+    holds = {p.probe for p in EnergyForce().run(settings, evaluator, recheck_guaranteed=True).probes
+             if p.status == "ok"}  # a structure the law fails on holds a finding (DIEP's benzene), not noise
+    strict = settings.model_copy(update={"tolerance": {"forces": 1e-12}})
+    verdict = EnergyForce().run(strict, evaluator, recheck_guaranteed=True)
+    return max((p.violations.get("forces", 0.0) for p in verdict.probes if p.probe in holds), default=0.0)
+
+
+EF_HOW = ("energy-force-consistency: the check's own worst |F - F_FD| at step 3e-3 A with its h/2 refinement "
+          "applied to every component (the better of central differences and Richardson), over the structures on "
+          "which the law holds at the default tolerance (a failing structure is a finding, not noise): the "
+          "finite-difference noise; its maximum over the models is the floor a contract's tolerance may not go "
+          "below (--energy-force).")
+
+
+def main_energy_force(models):
+    """Only the energy-force floor: ``python benchmarks/calibrate_noise.py --energy-force [model ...]``."""
+    data = json.loads(OUT.read_text())
+    settings = builtin_contracts()["energy-force-consistency"]
+    for model in models:
+        t0 = time.perf_counter()
+        noise = fd_noise(evaluator_for(model), settings)
+        data["noise"].setdefault(model, {})["energy-force-consistency"] = {"forces": float(f"{noise:.3g}")}
+        if EF_HOW not in data["how"]:
+            data["how"] += " " + EF_HOW
+        print(f"{model}: energy-force FD noise {noise:.3g} eV/A ({time.perf_counter() - t0:.0f} s)", flush=True)
+        OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
 def main(models):
     data = json.loads(OUT.read_text()) if OUT.exists() else {"noise": {}}
     contracts = builtin_contracts()
@@ -133,4 +169,7 @@ def main(models):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or SHIPPED)
+    if sys.argv[1:2] == ["--energy-force"]:
+        main_energy_force(sys.argv[2:] or SHIPPED + ["emt", "lennard-jones"])
+    else:
+        main(sys.argv[1:] or SHIPPED)

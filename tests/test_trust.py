@@ -378,3 +378,20 @@ def test_ini_flags_are_strict_booleans(run, pytester):
                                     "--mlip-adversary-budget=-3"])
 def test_numeric_options_are_finite_and_non_negative(run, pytester, option):
     one_line_usage_error(run("--mlip-no-builtin", option), option.split("=")[0], "finite, non-negative")
+
+
+def test_energy_force_tolerance_below_its_measured_floor_is_a_usage_error(tmp_path):
+    """energy-force has a calibrated floor (the finite-difference noise of the check's own estimator, measured on
+    the shipped and analytic models by benchmarks/calibrate_noise.py --energy-force): 1e-9 is refused, naming it."""
+    from pytest_mlip.contracts.files import parse_contracts, tolerance_floor
+    from pytest_mlip.errors import ContractFileError
+
+    floor, where = tolerance_floor("energy_force", "forces")
+    assert 1e-4 < floor <= 0.05 / 3 and "energy-force-consistency" in where
+    f = tmp_path / "mlip_ef.toml"
+    f.write_text('[[contract]]\nname = "ef"\ncheck = "energy_force"\nstructures = [ { kind = "molecule", name = '
+                 '"H2O" } ]\ntolerance = { forces = 1e-9 }\n')
+    with pytest.raises(ContractFileError, match=f"below the calibrated noise floor {floor:g}"):
+        parse_contracts(f, root=tmp_path)
+    f.write_text(f.read_text().replace("1e-9", repr(3 * floor)))
+    assert parse_contracts(f, root=tmp_path)[0].tolerance["forces"] == 3 * floor
