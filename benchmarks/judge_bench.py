@@ -42,10 +42,12 @@ DEV, HELD_OUT = range(1000, 2000), range(2000, 3000)
 
 #: fresh runs the bench reports on: (name, pytest arguments); each takes seconds to a minute
 RUNS = {
-    "emt": ["--mlip=emt", "--mlip-committee=lennard-jones", "-k", "repulsive-wall-dimers or zero-net or adsorption"],
-    "lj": ["--mlip=lennard-jones", "--mlip-committee=emt", "-k", "dissociation or compression or symmetry"],
+    "emt": ["--mlip=emt", "--mlip-committee=lennard-jones", "-k", "repulsive-wall-dimers or zero-net or adsorption",
+            "--mlip-partial"],
+    "lj": ["--mlip=lennard-jones", "--mlip-committee=emt", "-k", "dissociation or compression or symmetry",
+           "--mlip-partial"],
     "mutant": ["--mlip=tests.mutants.foundation:short_range_hole", "--mlip-committee=tests.mutants:clean_morse",
-               "-k", "repulsive-wall-surface or dissociation-limit"],
+               "-k", "repulsive-wall-surface or dissociation-limit", "--mlip-partial"],
 }
 
 
