@@ -261,6 +261,10 @@ def new_cases(F) -> list[Case]:
         if name == "n_margin_inf_ini":
             files["pytest.ini"] = "[pytest]\nmlip_regression_margin = inf\n"
         out.append(Case("options", name, small("clean", extra), "usage", pat, files=files))
+    for name, env in {"n_reference_threads_abc": {"PYTEST_MLIP_REFERENCE_THREADS": "abc"},
+                      "n_gpaw_ranks_zero": {"PYTEST_MLIP_GPAW_RANKS": "0"},
+                      "n_offline_maybe": {"PYTEST_MLIP_OFFLINE": "maybe"}}.items():
+        out.append(Case("options", name, small("clean"), "usage", next(iter(env)), files=dict(F), env=env))
     return out
 
 

@@ -195,15 +195,25 @@ def usage_error(config, exc: BaseException) -> pytest.UsageError:
     return pytest.UsageError(one_line(exc) or type(exc).__name__)
 
 
+#: environment variables that hold a count (positive whole number), with what they count
+COUNT_VARIABLES = {"PYTEST_MLIP_THREADS": "threads", "PYTEST_MLIP_REFERENCE_THREADS": "reference threads",
+                   "PYTEST_MLIP_GPAW_RANKS": "GPAW MPI ranks"}
+
+
 def _check_environment(config):
     """Environment variables and option values: a mistake is a usage error before any model call."""
     import os
 
-    raw = os.environ.get("PYTEST_MLIP_THREADS")
-    if raw is not None and raw.strip() != "":
-        if not raw.strip().isdigit() or int(raw) < 1:
-            raise MlipError(f"PYTEST_MLIP_THREADS={raw!r} is not a positive whole number of threads; "
-                            "set it like PYTEST_MLIP_THREADS=4 or unset it (default 1)")
+    for name, what in COUNT_VARIABLES.items():
+        raw = os.environ.get(name)
+        if raw is not None and raw.strip() != "":
+            if not raw.strip().isdigit() or int(raw) < 1:
+                raise MlipError(f"{name}={raw!r} is not a positive whole number of {what}; set it like {name}=4 "
+                                "or unset it (default 1)")
+    raw = os.environ.get("PYTEST_MLIP_OFFLINE")
+    if raw is not None and raw.strip().lower() not in ("", "1", "true", "yes", "on", "0", "false", "no", "off"):
+        raise MlipError(f"PYTEST_MLIP_OFFLINE={raw!r} is not a boolean; set it to 1 (never download weights) or 0, "
+                        "or unset it")
     _check_numeric_options(config)
     from .evaluation.evaluator import DEFAULT_TIMEOUT, set_call_timeout
 

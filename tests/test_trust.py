@@ -395,3 +395,10 @@ def test_energy_force_tolerance_below_its_measured_floor_is_a_usage_error(tmp_pa
         parse_contracts(f, root=tmp_path)
     f.write_text(f.read_text().replace("1e-9", repr(3 * floor)))
     assert parse_contracts(f, root=tmp_path)[0].tolerance["forces"] == 3 * floor
+
+
+@pytest.mark.parametrize("name, value", [("PYTEST_MLIP_REFERENCE_THREADS", "two"), ("PYTEST_MLIP_GPAW_RANKS", "0"),
+                                         ("PYTEST_MLIP_THREADS", "-1"), ("PYTEST_MLIP_OFFLINE", "maybe")])
+def test_bad_environment_variables_are_usage_errors(run, pytester, monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
+    one_line_usage_error(run("--mlip-no-builtin"), f"{name}={value!r}")
