@@ -34,7 +34,6 @@ import json
 import math
 import os
 import random
-import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -471,25 +470,18 @@ def _num(x):
 
 # --- 6. rendered files ---------------------------------------------------------------------------------------------
 
-_WS = re.compile(r"\s+")
-_PUNCT_WS = re.compile(r" ?([^\w ]) ?")
-
-
-def normalized(text: str, markdown: bool) -> str:
-    """Text with whitespace runs collapsed and dropped beside punctuation (and ``*`` emphasis in Markdown)."""
-    if markdown:
-        text = text.replace("*", "")
-    text = _WS.sub(" ", text).strip()
-    return _PUNCT_WS.sub(r"\1", text)
-
-
 def compare_rendered(given: str, want: str, name: str, markdown: bool) -> Finding:
-    g, w = normalized(given, markdown), normalized(want, markdown)
-    if g == w:
-        return Finding(True, name, "equals its rendering from report.json (whitespace aside)")
-    i = next((k for k, (x, y) in enumerate(zip(g, w)) if x != y), min(len(g), len(w)))
-    return Finding(False, name, f"differs from its rendering from report.json at character {i}",
-                   [f"the file has {g[max(0, i - 30):i + 40]!r}, the renderer writes {w[max(0, i - 30):i + 40]!r}"])
+    """The given file against the rendering, parsed (CommonMark or HTML) and compared structure by structure."""
+    from .structure import first_difference, html_events, markdown_events
+
+    events = markdown_events if markdown else html_events
+    diff = first_difference(events(given), events(want))
+    if diff is None:
+        return Finding(True, name, "equals its rendering from report.json (same structure and content; whitespace "
+                                   + ("and emphasis " if markdown else "") + "aside)")
+    i, g, w = diff
+    return Finding(False, name, f"differs from its rendering from report.json (parsed element {i})",
+                   [f"the file has {g!r}, the renderer writes {w!r}"])
 
 
 _RENDERED: dict[str, dict] = {}
@@ -520,6 +512,7 @@ def check_files(folder: Path, data: dict) -> list[Finding]:
     out.append(Finding(not (bad or missing), "figures", f"{len(figs)} figure(s) drawn from report.json",
                        [f"figures/{n} is missing (the report shows it)" for n in missing[:3]]
                        + [f"figures/{n} is not the figure report.json draws" for n in bad[:3]]))
+    out += _extra_files(folder, data, figs)
     for v in data.get("verdicts", []):
         rel, digest = v.get("worst_file"), v.get("worst_sha256")
         p = folder / rel if rel else None
@@ -530,6 +523,23 @@ def check_files(folder: Path, data: dict) -> list[Finding]:
         elif hashlib.sha256(p.read_bytes()).hexdigest() != digest:
             out.append(Finding(False, "worst", rel, ["not the configuration the run recorded (SHA-256 differs)"]))
     return out
+
+
+def _extra_files(folder: Path, data: dict, figs: dict) -> list[Finding]:
+    """Every file in the report folder is one the run wrote: a page, figure or configuration it did not write (an
+    extra report next to the real one, a stray file) is refused and named."""
+    from .report import SNAPSHOT
+
+    written = {"report.json", "report.md", "report.html", SNAPSHOT, SNAPSHOT + ".gz"}
+    written |= {f"figures/{n}" for n in figs}
+    written |= {v["worst_file"] for v in data.get("verdicts", []) if isinstance(v, dict) and v.get("worst_file")}
+    extra = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                   if (p.is_file() or p.is_symlink()) and p.relative_to(folder).as_posix() not in written)
+    if not extra:
+        return [Finding(True, "folder", "holds only the files the run wrote")]
+    return [Finding(False, "folder", f"{len(extra)} file(s) the run did not write",
+                    [f"{e} is not part of the report (remove it, or keep it outside the report folder)"
+                     for e in extra[:5]] + ([f"and {len(extra) - 5} more"] if len(extra) > 5 else []))]
 
 
 def judge_report(path, store: str | None = None, root: str | None = None, sample: int | None = DEFAULT_SAMPLE,
@@ -576,11 +586,11 @@ def judge_report(path, store: str | None = None, root: str | None = None, sample
         result.required_total = len(value.get("required") or [])
         result.required_present = result.required_total if all(
             f.ok for f in result.findings if f.where == "report.json") else 0
-        if targets:
+        if targets or path.is_dir():
             from pydantic import ValidationError
 
             try:
-                if any(t.suffix.lower() == ".md" for t in targets):
+                if path.is_dir() or any(t.suffix.lower() == ".md" for t in targets):
                     result.findings += check_files(folder, data)
                 for t in targets:
                     kind = "report.html" if t.suffix.lower() in (".html", ".htm") else "report.md"
