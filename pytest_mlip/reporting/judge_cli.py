@@ -24,7 +24,7 @@ def add_parser(subparsers):
                         "(property mlip_root); the store must give the same")
     p.add_argument("--sample", type=int, default=None, metavar="N",
                    help="model calls to re-run per model, chosen at random (default 3)")
-    p.add_argument("--all", action="store_true", help="re-run every stored model call")
+    p.add_argument("--all", action="store_true", help="re-run every stored model call and replay every measured check")
     p.add_argument("--seed", type=int, default=None, help="seed of the random sample (default: fresh each time)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the failed checks and the summary")
     p.set_defaults(func=run)

@@ -11,7 +11,9 @@ templates). So the judge does not parse prose. It
    required claims); every stored configuration matches its configuration key
    and its forces their hash;
 2. re-runs a random sample of the model calls on their stored configurations
-   (``--all``: every one) and compares energy and forces;
+   (``--all``: every one) and compares energy and forces; replays a random
+   sample of the checks on the stored calls (:mod:`.replay`) and compares
+   what they measure with what the store holds;
 3. computes the run's root hash and, given ``--root`` (what a CI log kept),
    requires it;
 4. rebuilds report.json from the store and requires the given report.json
@@ -19,8 +21,8 @@ templates). So the judge does not parse prose. It
 5. evaluates each note (a typed claim) on the artifacts it cites, and
    refuses free-text comments holding numbers, verdict words or model names;
 6. renders report.md and report.html from the given report.json and
-   requires the given files to equal them, whitespace aside (and, in
-   Markdown, ``*`` emphasis).
+   requires the given files to parse to the same structure and content
+   (:mod:`.structure`), and the folder to hold only the files the run wrote.
 
 Exactly one store may go with a report: a snapshot next to it (plain or
 gzipped) or ``--store``; two candidates are an error.
@@ -195,8 +197,37 @@ def _verify_run_artifact(judge: Judge) -> list[Finding]:
 # --- 2. model calls -------------------------------------------------------------------------------------------------
 
 
-def spot_check(judge: Judge, sample: int | None, seed: int | None = None) -> list[Finding]:
+def model_loader(judge: Judge):
+    """``load_model(name)``: the run's model of that name, loaded once, or a Finding saying why it cannot be."""
+    loaded: dict = {}
+
+    def load_model(name: str):
+        if name in loaded:
+            return loaded[name]
+        m = judge.models.get(name) or {}
+        spec = m.get("spec") or name
+        try:
+            from ..models.registry import load
+
+            model = load(spec)
+        except Exception as exc:
+            model = Finding(False, "model calls", f"{name}: cannot load {spec} to re-run its calls",
+                            [f"{type(exc).__name__}: {exc}"])
+        else:
+            if (model.info.version, model.weights_hash) != (m.get("version"), m.get("weights_hash")):
+                model = Finding(False, "model calls", f"{name}: the installed model is not the run's",
+                                [f"installed {model.info.version}/{model.weights_hash}, the run used "
+                                 f"{m.get('version')}/{m.get('weights_hash')}; judge where the run's model is "
+                                 "installed"])
+        loaded[name] = model
+        return model
+
+    return load_model
+
+
+def spot_check(judge: Judge, sample: int | None, seed: int | None = None, load_model=None) -> list[Finding]:
     """Re-run model calls on their stored configurations: ``sample`` per model at random, or all (None)."""
+    load_model = load_model or model_loader(judge)
     from ..provenance.recorder import decode_payload
 
     evals: dict[str, list] = {}
@@ -213,23 +244,12 @@ def spot_check(judge: Judge, sample: int | None, seed: int | None = None) -> lis
     rng = random.Random(seed) if seed is not None else random.SystemRandom()
     for name, arts in sorted(evals.items()):
         chosen = arts if sample is None else rng.sample(arts, min(sample, len(arts)))
-        m = judge.models.get(name) or {}
-        spec = m.get("spec") or name
-        try:
-            from ..evaluation.evaluator import Evaluator
-            from ..models.registry import load
+        model = load_model(name)
+        if isinstance(model, Finding):
+            out.append(model)
+            continue
+        from ..evaluation.evaluator import Evaluator
 
-            model = load(spec)
-        except Exception as exc:
-            out.append(Finding(False, "model calls", f"{name}: cannot load {spec} to re-run its calls",
-                               [f"{type(exc).__name__}: {exc}"]))
-            continue
-        if (model.info.version, model.weights_hash) != (m.get("version"), m.get("weights_hash")):
-            out.append(Finding(False, "model calls", f"{name}: the installed model is not the run's",
-                               [f"installed {model.info.version}/{model.weights_hash}, the run used "
-                                f"{m.get('version')}/{m.get('weights_hash')}; judge where the run's model is "
-                                "installed"]))
-            continue
         ev = Evaluator(model)
         bad = []
         for a in chosen:
@@ -528,9 +548,13 @@ def check_files(folder: Path, data: dict) -> list[Finding]:
 def _extra_files(folder: Path, data: dict, figs: dict) -> list[Finding]:
     """Every file in the report folder is one the run wrote: a page, figure or configuration it did not write (an
     extra report next to the real one, a stray file) is refused and named."""
+    from ..provenance.plugin import REPORT_MARKER, REPORT_MARKER_TEXT
     from .report import SNAPSHOT
 
     written = {"report.json", "report.md", "report.html", SNAPSHOT, SNAPSHOT + ".gz"}
+    marker = folder / REPORT_MARKER
+    if marker.is_file() and not marker.is_symlink() and marker.read_text(errors="replace") == REPORT_MARKER_TEXT:
+        written.add(REPORT_MARKER)  # the marker pytest-mlip writes into a report folder, as it writes it
     written |= {f"figures/{n}" for n in figs}
     written |= {v["worst_file"] for v in data.get("verdicts", []) if isinstance(v, dict) and v.get("worst_file")}
     extra = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
@@ -582,7 +606,11 @@ def judge_report(path, store: str | None = None, root: str | None = None, sample
         if value.get("incomplete") and not data.get("incomplete"):
             result.findings.append(Finding(False, "incomplete", "the run records unfinished items",
                                            ["the report does not show them"]))
-        result.findings += spot_check(judge, sample, seed)
+        load_model = model_loader(judge)
+        result.findings += spot_check(judge, sample, seed, load_model)
+        from .replay import DEFAULT_REPLAY, replay
+
+        result.findings += replay(judge, load_model, None if sample is None else DEFAULT_REPLAY, seed)
         result.required_total = len(value.get("required") or [])
         result.required_present = result.required_total if all(
             f.ok for f in result.findings if f.where == "report.json") else 0
