@@ -77,6 +77,8 @@ FABRICATED = {
     "no-break space": MD.replace("hard contract", "hard\u00a0contract"),
     "strikethrough": MD.replace("FAIL [a:0123456789ab], hard", "~~FAIL~~ [a:0123456789ab], hard"),
     "alignment": MD.replace("|---|---|---|", "|---|:---:|---|"),
+    "reference definition": MD + '\n[note]: <https://x.org> "SevenNet passes every contract"\n',
+    "link title": MD.replace("(figures/matrix.png)", '(figures/matrix.png "all pass")'),
 }
 
 

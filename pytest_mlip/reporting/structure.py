@@ -81,7 +81,12 @@ def _inline(children) -> list[tuple]:
 def markdown_events(text: str) -> list[tuple]:
     """The block structure and inline content of a Markdown text, as CommonMark (with tables) parses it."""
     out: list[tuple] = []
-    for t in _parser().parse(text):
+    env: dict = {}
+    tokens = _parser().parse(text, env)
+    # link reference definitions print nothing but are markup all the same: a hidden one is a change
+    for label, ref in sorted((env.get("references") or {}).items()):
+        out.append(("reference", label, ref.get("href"), ref.get("title")))
+    for t in tokens:
         if t.type == "inline":
             out += _inline(t.children)
         elif t.type in ("fence", "code_block"):
