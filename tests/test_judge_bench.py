@@ -186,7 +186,7 @@ def test_replay_remeasures_what_the_check_measured(fresh, tmp_path):
 
     B = bench_module()
     rep = _copy(fresh, tmp_path)
-    clean = judge_file(rep, sample=None)
+    clean = judge_file(rep, sample=None, replay=None)
     assert clean.ok and any(f.where == "replay" and "match" in f.text for f in clean.findings), \
         "\n".join(f.line() for f in clean.findings)
 
@@ -197,7 +197,7 @@ def test_replay_remeasures_what_the_check_measured(fresh, tmp_path):
         return True
 
     assert B.forged(rep, edit)
-    r = judge_file(rep, sample=None)
+    r = judge_file(rep, sample=None, replay=None)
     assert not r.ok and [f.where for f in r.failed] == ["replay"], "\n".join(f.line() for f in r.failed)
     assert "the replay measures" in " ".join(r.failed[0].reasons)
 

@@ -45,6 +45,7 @@ from ..provenance.artifact import SHORT_ID, from_finite_or_str
 from ..provenance.recorder import verdict_parents
 from .claims import comment_problems, number_mismatch
 from .judge import Finding, Judge, Judgement
+from .replay import DEFAULT_REPLAY
 
 #: model calls re-run per model by default (``--sample N``; ``--all`` re-runs every one)
 DEFAULT_SAMPLE = 3
@@ -567,7 +568,7 @@ def _extra_files(folder: Path, data: dict, figs: dict) -> list[Finding]:
 
 
 def judge_report(path, store: str | None = None, root: str | None = None, sample: int | None = DEFAULT_SAMPLE,
-                 seed: int | None = None) -> Judgement:
+                 seed: int | None = None, replay: int | None = DEFAULT_REPLAY) -> Judgement:
     """Judge a run report: a report folder, or its report.json, report.md or report.html."""
     from .report import report_from_store
 
@@ -608,9 +609,9 @@ def judge_report(path, store: str | None = None, root: str | None = None, sample
                                            ["the report does not show them"]))
         load_model = model_loader(judge)
         result.findings += spot_check(judge, sample, seed, load_model)
-        from .replay import DEFAULT_REPLAY, replay
+        from .replay import replay as replay_checks
 
-        result.findings += replay(judge, load_model, None if sample is None else DEFAULT_REPLAY, seed)
+        result.findings += replay_checks(judge, load_model, replay, seed)
         result.required_total = len(value.get("required") or [])
         result.required_present = result.required_total if all(
             f.ok for f in result.findings if f.where == "report.json") else 0

@@ -159,6 +159,8 @@ def replay(judge, load_model, sample: int | None = DEFAULT_REPLAY, seed: int | N
     from ..testing import builtin_contracts
     from .judge import Finding
 
+    if sample == 0:
+        return [Finding(True, "replay", "no check replayed (asked for none)")]
     verdicts = [judge.get(x) for x in (verdict_parents(judge.run_art) if judge.run_art else ())]
     measured = sorted((v for v in verdicts if v is not None and v.value in ("pass", "fail", "error")
                        and v.model is not None), key=lambda v: v.id)
