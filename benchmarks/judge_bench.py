@@ -1011,7 +1011,8 @@ def summary(outcomes: list[Outcome]) -> str:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--split", choices=["dev", "held-out", "held-out-2"], default="dev",
-                    help="dev: seeds 1000-1999; held-out: 2000-2999 (spent); held-out-2: 3000-3999 (run once, at the end)")
+                    help="dev: seeds 1000-1999; held-out: 2000-2999 (spent); held-out-2: 3000-3999 (run once, "
+                         "at the end)")
     ap.add_argument("--seeds", type=int, default=2, help="seeds per report and operator (default 2)")
     ap.add_argument("--runs", default="emt,lj,mutant", help="fresh runs to report on (comma-separated)")
     ap.add_argument("--example", action="store_true", help="also the committed example report")
