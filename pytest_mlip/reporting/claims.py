@@ -109,7 +109,7 @@ NAME = r"^[A-Za-z0-9_.:+@=/~-]{1,120}$"
 UNIT = r"^[A-Za-z0-9/^*.-]{0,20}$"
 OPS = {"<": "is below", "<=": "is at most", ">": "is above", ">=": "is at least", "==": "equals"}
 ROLES = ("target", "committee")
-#: words that state an outcome or judge quality: a comment may not use them, nor anything within one edit of them
+#: words that state an outcome or judge quality: a comment may not use them (nor the CORE_WORDS within one edit)
 VERDICT_WORDS = ("pass", "passes", "passed", "passing", "fail", "fails", "failed", "failing", "failure", "failures",
                  "error", "errors", "skip", "skips", "skipped", "violate", "violates", "violated", "violating",
                  "violation", "violations", "obey", "obeys", "obeyed", "satisfy", "satisfies", "satisfied", "holds",
