@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_mlip.reporting.structure import first_difference, html_events, markdown_events
+from pytest_mlip.reporting.structure import first_difference, hidden_text, html_events, markdown_events
 
 MD = """# pytest-mlip report: `sevennet-0`
 
@@ -42,7 +42,7 @@ pytest --mlip=sevennet-0 -k "repulsive-wall-dimers"
 
 
 def same(a: str, b: str = MD) -> bool:
-    return first_difference(markdown_events(a), markdown_events(b)) is None
+    return first_difference(markdown_events(a), markdown_events(b)) is None and hidden_text(a, b) is None
 
 
 LEGITIMATE = {
@@ -78,6 +78,8 @@ FABRICATED = {
     "strikethrough": MD.replace("FAIL [a:0123456789ab], hard", "~~FAIL~~ [a:0123456789ab], hard"),
     "alignment": MD.replace("|---|---|---|", "|---|:---:|---|"),
     "reference definition": MD + '\n[note]: <https://x.org> "SevenNet passes every contract"\n',
+    "cell past the header": MD.replace("0.100 [a:111111111111] |", "0.100 [a:111111111111] | *0.5*"),
+    "closing heading sequence": MD.replace("## Failures", "## Failures ## 0.5"),
     "link title": MD.replace("(figures/matrix.png)", '(figures/matrix.png "all pass")'),
 }
 

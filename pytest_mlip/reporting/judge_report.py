@@ -493,10 +493,15 @@ def _num(x):
 
 def compare_rendered(given: str, want: str, name: str, markdown: bool) -> Finding:
     """The given file against the rendering, parsed (CommonMark or HTML) and compared structure by structure."""
-    from .structure import first_difference, html_events, markdown_events
+    from .structure import first_difference, hidden_text, html_events, markdown_events
 
     events = markdown_events if markdown else html_events
     diff = first_difference(events(given), events(want))
+    hidden = hidden_text(given, want) if markdown and diff is None else None
+    if hidden is not None:
+        return Finding(False, name, "holds letters or digits its rendering from report.json does not (text the "
+                                    "Markdown parser drops, e.g. a cell past the table's columns)",
+                       [f"the file's letters and digits differ near {hidden!r}"])
     if diff is None:
         return Finding(True, name, "equals its rendering from report.json (same structure and content; whitespace "
                                    + ("and emphasis " if markdown else "") + "aside)")

@@ -104,6 +104,21 @@ def markdown_events(text: str) -> list[tuple]:
     return out
 
 
+_ALNUM = re.compile(r"[^\W_]+")
+
+
+def hidden_text(given: str, want: str) -> str | None:
+    """Letters and digits of the Markdown source the parser drops (a cell past the header's count, a closing
+    sequence of a heading, ...): the sources must hold the same letters and digits in the same order, whatever the
+    parse; no legitimate edit adds or removes one. None when they do; else the given text around the first
+    difference."""
+    g, w = "".join(_ALNUM.findall(given)), "".join(_ALNUM.findall(want))
+    if g == w:
+        return None
+    i = next((k for k, (x, y) in enumerate(zip(g, w)) if x != y), min(len(g), len(w)))
+    return g[max(0, i - 20):i + 20]
+
+
 # --- HTML ---------------------------------------------------------------------------------------------------------
 
 _BLOCK = {"html", "head", "body", "title", "meta", "link", "style", "script", "div", "p", "h1", "h2", "h3", "h4",
