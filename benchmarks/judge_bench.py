@@ -14,10 +14,11 @@ model calls. Two counts are measured, never traded: fabrications approved and
 legitimate variants flagged.
 
     python benchmarks/judge_bench.py                      # development seeds on fresh emt / lennard-jones reports
-    python benchmarks/judge_bench.py --split held-out     # the held-out seeds (run once, at the end)
+    python benchmarks/judge_bench.py --split held-out-2   # the new held-out seeds (run once, at the end)
     python benchmarks/judge_bench.py --example            # also the committed example report
 
-Seeds 1000-1999 are the development set, 2000-2999 the held-out set.
+Seeds 1000-1999 are the development set, 2000-2999 the first held-out set (already run once: spent),
+3000-3999 the second held-out set (``--split held-out-2``, run once, at the end, by someone else).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DEV, HELD_OUT = range(1000, 2000), range(2000, 3000)
+#: development seeds; the first held-out range (spent); the second held-out range, for the lead to run once
+DEV, HELD_OUT, HELD_OUT_2 = range(1000, 2000), range(2000, 3000), range(3000, 4000)
 
 #: fresh runs the bench reports on: (name, pytest arguments); each takes seconds to a minute
 RUNS = {
@@ -664,6 +666,93 @@ def f_worst(f, rng):
     return new and write(p, new) is None
 
 
+def f_whitespace_md(f, rng):
+    """Whitespace that Markdown gives meaning to: rows joined, a heading joined, an indented code block, a space
+    inside a number, a cell moved to a line of its own (a list bullet)."""
+    md = read(f / "report.md")
+    lines = md.split("\n")
+    way = rng.choice(["join-rows", "join-heading", "indent", "split-number", "cell-to-line"])
+    if way == "join-rows":
+        i = pick(rng, [k for k in range(1, len(lines) - 1) if lines[k].startswith("|") and
+                       lines[k + 1].startswith("|") and not lines[k + 1].startswith("|--")])
+        if i is None:
+            return False
+        lines[i:i + 2] = [lines[i] + " " + lines[i + 1]]
+    elif way == "join-heading":
+        i = pick(rng, [k for k in range(len(lines) - 2) if lines[k].startswith("#") and lines[k + 2].strip()])
+        if i is None:
+            return False
+        lines[i:i + 3] = [lines[i] + " " + lines[i + 2]]
+    elif way == "indent":
+        i = pick(rng, [k for k in range(1, len(lines)) if not lines[k - 1].strip() and lines[k].strip()
+                       and not lines[k].startswith(("|", "-", "#", "!"))])
+        if i is None:
+            return False
+        lines[i] = "    " + lines[i]
+    elif way == "split-number":
+        text = "\n".join(lines)
+        new = sub_nth(text, r"(?<=\d\.)(?=\d)", lambda m: " ", rng, body_start(text))
+        if not new:
+            return False
+        write(f / "report.md", new)
+        return True
+    else:
+        i = pick(rng, [k for k in range(len(lines)) if lines[k].startswith("|") and re.search(r"\| -?\d", lines[k])])
+        if i is None:
+            return False
+        m = pick(rng, list(re.finditer(r"\| (?=-?\d)", lines[i])))
+        lines[i] = lines[i][:m.start()] + "|\n- " + lines[i][m.end():]
+    write(f / "report.md", "\n".join(lines))
+    return True
+
+
+def f_star_md(f, rng):
+    """A ``*`` inside a code span or a link target (a model, contract or figure renamed)."""
+    md = read(f / "report.md")
+    way = rng.choice(["code", "link"])
+    if way == "code":
+        new = sub_nth(md, r"`([^`\n]{3,})`", lambda m: f"`{m.group(1)[:2]}*{m.group(1)[2:]}`", rng, body_start(md))
+    else:
+        new = sub_nth(md, r"\]\(([^)\n]{3,})\)", lambda m: f"]({m.group(1)[:-4]}*{m.group(1)[-4:]})", rng)
+    return bool(new) and write(f / "report.md", new) is None
+
+
+#: comments a forger hides a claim in: spelled apart, split, misspelled, synonyms, numerals, units, names, ids
+DISGUISED_COMMENTS = [
+    "The target p.a.s.s.e.s the wall.", "It pas sed on the surfaces.", "Net force: nil.", "Excellent wall.",
+    "The dimers fial here.", "Looks excelent overall.", "Surface curve is broke n.", "Rated II of III.",
+    "Off by a few meV.", "Seven Net looks fine here.", "Check the chg net curve.", "Worst at facade decade.",
+    "See v and x.", "Everything is perfectly sane.", "Wall F A I L S at contact.", "The energy wall is solid.",
+    "Sucessful run.", "It is robust.", "Nothing to see: clean.", "Only a handful of cases deviate.",
+    "The target model is flawles.", "Dissociation is o k.", "Adsorption obeys the sign.", "Forces are ok-ay.",
+]
+
+
+def f_comment_disguise(f, rng):
+    return _note(f, rng, {"kind": "comment", "text": rng.choice(DISGUISED_COMMENTS)})
+
+
+def f_extra_file(f, rng):
+    """A file the run did not write, next to the real ones: a second page, a figure, a note."""
+    way = rng.choice(["md", "html", "png", "txt", "nested"])
+    if way == "md":
+        write(f / rng.choice(["report2.md", "REPORT.md", "summary.md", "README.md"]),
+              read(f / "report.md").replace("FAIL", "pass"))
+    elif way == "html":
+        write(f / "index.html", read(f / "report.html").replace("FAIL", "pass"))
+    elif way == "png":
+        figs = sorted((f / "figures").glob("*.png"))
+        if not figs:
+            return False
+        (f / "figures" / "matrix-updated.png").write_bytes(rng.choice(figs).read_bytes())
+    elif way == "txt":
+        write(f / "NOTES.txt", "All hard contracts pass after review.\n")
+    else:
+        (f / "worst" / "extra").mkdir(parents=True, exist_ok=True)
+        write(f / "worst" / "extra" / "summary.md", "The worst configurations are all fine.\n")
+    return True
+
+
 FABRICATIONS = {
     "number-md": f_number_md, "number-html": f_number_html, "number-json": f_number_json, "sign-md": f_sign_md,
     "unit": f_unit, "verdict-md": f_verdict_md, "verdict-html": f_verdict_html, "verdict-json": f_verdict_json,
@@ -672,6 +761,8 @@ FABRICATIONS = {
     "omission-md": f_omission_md, "omission-json": f_omission_json, "prose-md": f_prose_md, "note": f_note,
     "store-edit": f_store_edit, "store-rehash": f_store_rehash, "store-drop-verdict": f_store_drop,
     "store-eval": f_store_eval, "store-beside": f_store_beside, "figure": f_figure, "worst-file": f_worst,
+    "whitespace-md": f_whitespace_md, "star-md": f_star_md, "comment-disguise": f_comment_disguise,
+    "extra-file": f_extra_file,
 }
 
 
@@ -803,10 +894,51 @@ def l_precision(f, rng):
     return True
 
 
+def l_reflow_prose_md(f, rng):
+    """Paragraphs and list items re-wrapped at spaces, blank lines doubled, runs of spaces: what an editor's reflow
+    does, and all of it whitespace CommonMark collapses (tables, headings and code are left as they are)."""
+    md = read(f / "report.md")
+    out, fence = [], False
+    for line in md.split("\n"):
+        if line.startswith("```"):
+            fence = not fence
+        if fence or line.startswith(("|", "#", "    ", "```", "!")) or "`" in line or len(line) < 20:
+            out.append(line)
+        else:
+            words = line.split(" ")
+            cut = sorted(rng.sample(range(1, len(words)), min(len(words) - 1, rng.randint(0, 2))))
+            pieces, last = [], 0
+            for c in cut + [len(words)]:
+                pieces.append(" ".join(words[last:c]))
+                last = c
+            indent = "  " if line.startswith("- ") else ""
+            out.append(("\n" + indent).join(p for p in pieces if p) if all(pieces) else line)
+        if not line.strip() and rng.random() < 0.4:
+            out.append("")
+    write(f / "report.md", "\n".join(out))
+    return True
+
+
+#: comments the README's rule permits
+PERMITTED_COMMENTS = [
+    "Reviewed by the materials group; see the curves.", "Looked at the figures by eye before the merge.",
+    "Discussed at the weekly meeting.", "See the dimer curves for the shape near contact.",
+    "Questions to the model authors went out on Monday.", "Attached for the release notes of this week.",
+    "The surface probes use the slab from the paper.", "Kept for the record of this pull request.",
+]
+
+
+def l_comment(f, rng):
+    data = load(f)
+    data.setdefault("notes", []).append({"kind": "comment", "text": rng.choice(PERMITTED_COMMENTS)})
+    save_and_render(f, data)
+    return True
+
+
 LEGITIMATE = {
     "reflow-md": l_reflow_md, "reflow-html": l_reflow_html, "json-layout": l_json_layout,
     "emphasis-md": l_emphasis_md, "notes": l_notes, "recompress": l_recompress, "move": l_move,
-    "order": l_order, "precision": l_precision,
+    "order": l_order, "precision": l_precision, "reflow-prose-md": l_reflow_prose_md, "comment": l_comment,
 }
 
 
@@ -880,7 +1012,9 @@ def summary(outcomes: list[Outcome]) -> str:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--split", choices=["dev", "held-out"], default="dev")
+    ap.add_argument("--split", choices=["dev", "held-out", "held-out-2"], default="dev",
+                    help="dev: seeds 1000-1999; held-out: 2000-2999 (spent); held-out-2: 3000-3999 (run once, "
+                         "at the end)")
     ap.add_argument("--seeds", type=int, default=2, help="seeds per report and operator (default 2)")
     ap.add_argument("--runs", default="emt,lj,mutant", help="fresh runs to report on (comma-separated)")
     ap.add_argument("--example", action="store_true", help="also the committed example report")
@@ -898,7 +1032,7 @@ def main(argv=None):
         if ex:
             reports.append(ex)
     t1 = time.time()
-    seeds = list((DEV if args.split == "dev" else HELD_OUT)[:args.seeds])
+    seeds = list({"dev": DEV, "held-out": HELD_OUT, "held-out-2": HELD_OUT_2}[args.split][:args.seeds])
     outcomes = run_bench(reports, seeds, work=work / "variants", use_root=not args.no_root, verbose=True)
     print(f"judge bench ({args.split} seeds {seeds[0]}..{seeds[-1]}, reports {', '.join(r.name for r in reports)}, "
           f"root {'not ' if args.no_root else ''}given): {len(outcomes)} variants, reports built in {t1 - t0:.0f} s, "

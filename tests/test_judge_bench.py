@@ -177,3 +177,37 @@ def test_missing_figures_and_worst_files_are_refused(fresh, tmp_path):
     worst.unlink()
     r = judge_file(rep, root=fresh[1])
     assert not r.ok and any(f.where == "worst" for f in r.failed)
+
+
+def test_replay_remeasures_what_the_check_measured(fresh, tmp_path):
+    """A raw violation divided by ten with the whole chain re-hashed is consistent (no root given), but the check
+    routine, replayed on the stored model calls, measures the real one."""
+    from pytest_mlip.reporting.judge import judge_file
+
+    B = bench_module()
+    rep = _copy(fresh, tmp_path)
+    clean = judge_file(rep, sample=None, replay=None)
+    assert clean.ok and any(f.where == "replay" and "match" in f.text for f in clean.findings), \
+        "\n".join(f.line() for f in clean.findings)
+
+    def edit(arts):
+        a = max((a for a in arts.values() if a.kind == "violation" and isinstance(a.value, float)),
+                key=lambda a: a.value)
+        a.value = a.value / 10
+        return True
+
+    assert B.forged(rep, edit)
+    r = judge_file(rep, sample=None, replay=None)
+    assert not r.ok and [f.where for f in r.failed] == ["replay"], "\n".join(f.line() for f in r.failed)
+    assert "the replay measures" in " ".join(r.failed[0].reasons)
+
+
+def test_replay_refuses_a_configuration_not_in_the_store():
+    from ase.build import molecule
+
+    from pytest_mlip.models.registry import load
+    from pytest_mlip.reporting.replay import NotInStore, ReplayEvaluator
+
+    ev = ReplayEvaluator(load("emt"))
+    with pytest.raises(NotInStore):
+        ev.evaluate(molecule("H2O"))

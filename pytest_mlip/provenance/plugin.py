@@ -34,6 +34,7 @@ PROV_KEY = pytest.StashKey["ProvenanceRun"]()
 STORE_NAME = "provenance.sqlite"
 #: a file pytest-mlip writes into every report folder: only such a folder (or an empty one) is written into
 REPORT_MARKER = ".pytest-mlip-report"
+REPORT_MARKER_TEXT = "written by pytest-mlip: this folder is replaced on every --mlip-report run\n"
 SUMMARY_HEAD = "### pytest-mlip on"
 
 
@@ -597,8 +598,7 @@ def _finish_run(prov):
 
         data = report_from_store(prov.store, prov.run_id)
         write_report(prov.report_dir, data, prov.store)
-        (prov.report_dir / REPORT_MARKER).write_text("written by pytest-mlip: this folder is replaced on every "
-                                                     "--mlip-report run\n")
+        (prov.report_dir / REPORT_MARKER).write_text(REPORT_MARKER_TEXT)
         prov.written.append(f"report: {prov.report_dir / 'report.html'} (and report.md, report.json)")
     if prov.summary_path is not None:
         from ..reporting.summary import summary_markdown

@@ -109,26 +109,60 @@ NAME = r"^[A-Za-z0-9_.:+@=/~-]{1,120}$"
 UNIT = r"^[A-Za-z0-9/^*.-]{0,20}$"
 OPS = {"<": "is below", "<=": "is at most", ">": "is above", ">=": "is at least", "==": "equals"}
 ROLES = ("target", "committee")
-#: words that state an outcome: a comment may not use them (state the outcome with a typed note)
+#: words that state an outcome or judge quality: a comment may not use them (nor the CORE_WORDS within one edit)
 VERDICT_WORDS = ("pass", "passes", "passed", "passing", "fail", "fails", "failed", "failing", "failure", "failures",
                  "error", "errors", "skip", "skips", "skipped", "violate", "violates", "violated", "violating",
                  "violation", "violations", "obey", "obeys", "obeyed", "satisfy", "satisfies", "satisfied", "holds",
                  "hold", "held", "breaks", "break", "broken", "broke", "escalate", "escalated", "escalates", "reject",
                  "rejected", "rejects", "ok", "okay", "fine", "correct", "wrong", "good", "bad", "clean", "green", "red",
                  "succeed", "succeeds", "succeeded", "success", "regression", "regressed", "fixed", "gating", "gate",
-                 "verdict", "worse", "worst", "better", "best", "above", "below", "exceeds", "within", "none", "all",
-                 "every", "no", "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-                 "once", "twice", "half", "most", "hard", "soft", "target", "committee", "member", "members",
-                 "perfect", "flawless", "robust", "collapse", "collapses", "collapsed", "unphysical", "physical",
-                 "catastrophic", "problem", "problems", "issue", "issues", "bug", "bugs", "alright", "healthy",
-                 "sound", "safe", "unsafe", "accurate", "inaccurate", "reliable", "unreliable", "valid", "invalid",
-                 "meets", "misses", "complies", "conforms", "respects", "disobeys", "defies", "exceeded", "beyond",
-                 "large", "small", "tiny", "huge", "negligible", "significant", "dangerous", "deviates", "agrees",
-                 "disagrees", "agree", "disagree", "matches", "consistent", "inconsistent", "regress", "improved",
-                 "improves", "degraded", "worsened", "stable", "unstable", "true", "false", "confirmed", "refuted",
-                 "verified", "unverified", "approved", "flagged", "fabricated", "finding", "findings", "defect")
+                 "verdict", "worse", "worst", "better", "best", "above", "below", "exceeds", "within", "perfect",
+                 "flawless", "robust", "collapse", "collapses", "collapsed", "unphysical", "physical", "catastrophic",
+                 "problem", "problems", "issue", "issues", "bug", "bugs", "alright", "healthy", "sound", "safe",
+                 "unsafe", "accurate", "inaccurate", "reliable", "unreliable", "valid", "invalid", "meets", "misses",
+                 "complies", "conforms", "respects", "disobeys", "defies", "exceeded", "beyond", "large", "small",
+                 "tiny", "huge", "negligible", "significant", "dangerous", "deviates", "agrees", "disagrees", "agree",
+                 "disagree", "matches", "consistent", "inconsistent", "regress", "improved", "improves", "degraded",
+                 "worsened", "stable", "unstable", "true", "false", "confirmed", "refuted", "verified", "unverified",
+                 "approved", "flagged", "fabricated", "finding", "findings", "defect", "defects", "hard", "soft",
+                 "target", "committee", "member", "members", "excellent", "great", "nice", "superb", "outstanding",
+                 "impressive", "terrible", "awful", "poor", "solid", "sane", "sensible", "acceptable",
+                 "unacceptable", "satisfactory", "passable", "adequate", "inadequate", "proper", "improper",
+                 "flawed", "faulty", "buggy", "trustworthy", "strong", "weak", "suspicious", "questionable",
+                 "dubious", "concerning", "worrying", "alarming", "pristine", "spotless", "immaculate", "nil",
+                 "success", "successful", "unsuccessful", "fault", "faults", "flaw", "flaws", "ideal", "optimal",
+                 "yes", "positive", "negative", "plus", "minus", "sign", "nan", "inf", "infinity", "infinite", "max",
+                 "min", "maximum", "minimum", "exact", "exactly", "precise", "approximately", "roughly", "nearly",
+                 "almost", "fulfil", "fulfill", "fulfills", "fulfils", "honors", "honours", "breach", "breaches",
+                 "outlier", "anomaly", "anomalous", "suspect", "risky", "risk", "worry", "concern", "blocker",
+                 "blocking", "blocks", "releasable", "approve", "accept",
+                 "accepted", "deny", "denied", "refuse", "refused", "warning", "warn", "crash", "crashed", "crashes",
+                 "wins", "win", "won", "lose", "loses", "lost", "beats", "beat", "outperforms", "underperforms")
+#: words that count: a comment may not use them either (state counts with a count note)
+NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
+                "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred",
+                "thousand", "million", "billion", "dozen", "dozens", "once", "twice", "thrice", "half", "quarter",
+                "third", "thirds", "single", "double", "triple", "first", "second", "tenth", "percent", "per",
+                "none", "all", "every", "most", "no", "nothing", "nobody", "several", "many", "few", "fewer",
+                "majority", "minority", "handful", "nought", "naught", "null", "least", "mostly")
+#: the words a disguise targets: matched also within one edit (a misspelling, a dropped or doubled letter)
+CORE_WORDS = ("pass", "passes", "passed", "passing", "fail", "fails", "failed", "failing", "failure", "failures",
+              "error", "errors", "skip", "skipped", "violate", "violates", "violated", "violation", "violations",
+              "obey", "obeys", "obeyed", "escalate", "escalated", "reject", "rejected", "success", "succeed",
+              "succeeded", "successful", "excellent", "perfect", "flawless", "broken", "correct", "okay", "healthy",
+              "reliable", "accurate", "verdict", "approved", "flagged", "satisfied", "satisfies", "satisfactory",
+              "acceptable", "unacceptable", "unphysical", "catastrophic", "outstanding", "terrible", "regression",
+              "regressed", "inconsistent", "consistent", "trustworthy", "pristine", "flawed", "faulty", "defect")
+#: units: a comment may not name them
+UNIT_WORDS = ("ev", "mev", "kev", "gpa", "mpa", "kpa", "pa", "kbar", "angstrom", "angstroms", "ang", "bohr",
+              "hartree", "rydberg", "ry", "kcal", "kj", "mol", "kelvin", "fs", "ps", "nm", "pm", "ev/a", "amu",
+              "dalton", "joule", "joules", "newton", "pascal", "bar", "atm", "degree", "degrees", "rad", "radian")
 COMMENT_CHARS = _re.compile(r"^[A-Za-z ,.;:'()?!/-]*$")
+#: a comment's length at most (a sentence or two: longer prose belongs outside the report)
+COMMENT_MAX = 240
 _SPELLED = _re.compile(r"(?<![A-Za-z])(?:[A-Za-z][^A-Za-z]{1,3}){2,}[A-Za-z](?![A-Za-z])")
+_ROMAN = _re.compile(r"^m{0,3}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
 
 
 class _Note(BaseModel):
@@ -189,7 +223,7 @@ class ExistsNote(_Note):
 class CommentNote(_Note):
     """Free text: rendered as unverified commentary; no number, verdict word or model name."""
     kind: Literal["comment"]
-    text: str = Field(min_length=1, max_length=500)
+    text: str = Field(min_length=1, max_length=COMMENT_MAX)
 
 
 Note = Annotated[Union[ValueNote, ComparisonNote, CountNote, VerdictNote, RoleNote, ExistsNote, CommentNote],
@@ -270,8 +304,40 @@ def artifact_index(data: dict) -> dict:
     return out
 
 
+def _near(word: str, vocab: frozenset) -> str | None:
+    """The vocabulary word ``word`` equals or is within one edit of (Damerau: insert, delete, substitute,
+    transpose); a substitution counts only for words of five letters or more (``past`` is not ``pass``)."""
+    if word in vocab:
+        return word
+    if len(word) < 3:
+        return None
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    cands = {word[:i] + word[i + 1:] for i in range(len(word))}
+    cands |= {word[:i] + c + word[i:] for i in range(len(word) + 1) for c in letters}
+    cands |= {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1)}
+    hit = next((c for c in sorted(cands) if c in vocab and len(c) >= 4), None)
+    if hit:
+        return hit
+    if len(word) >= 5:
+        return next((c for c in sorted(word[:i] + x + word[i + 1:] for i in range(len(word)) for x in letters)
+                     if c in vocab and len(c) >= 5), None)
+    return None
+
+
+#: common words one edit from a core word, not a disguise of it
+NEAR_EXEMPT = frozenset(("falls", "sailed", "mailed", "nailed", "hailed", "railed", "tailed", "wailed", "jailed",
+                         "parsed", "parses", "massed", "masses", "pauses", "paused", "slipped", "shipped", "flogged",
+                         "detect", "deflect", "eject", "deject", "broker", "tails", "nails", "mails", "rails",
+                         "sails", "hails", "fairs", "prefect", "bypass", "compass", "trespass", "skipper",
+                         "passage", "impasse", "assess", "errand", "terror", "mirror", "obese", "kipper"))
+_VOCAB = frozenset(VERDICT_WORDS) | frozenset(NUMBER_WORDS) | frozenset(CORE_WORDS)
+_CORE = frozenset(CORE_WORDS)
+_SUFFIXES = ("ed", "d", "ing", "s", "es", "ly", "ness", "ful", "fully", "ment", "y", "ish", "able")
+_UNITS = frozenset(u.replace("/", "") for u in UNIT_WORDS)
+
+
 def comment_problems(text: str, names: list[str]) -> list[str]:
-    """Why a comment's free text is not allowed (empty: it is allowed)."""
+    """Why a comment's free text is not allowed (empty: it is allowed). See the README's rule for comments."""
     out = []
     t = _ud.normalize("NFKC", text)
     if t != text or any(_ud.category(ch) in ("Cf", "Co", "Cn", "Cs") for ch in text):
@@ -280,19 +346,52 @@ def comment_problems(text: str, names: list[str]) -> list[str]:
         out.append("it holds a number (state numbers with a value, comparison or count note)")
     if not COMMENT_CHARS.match(t):
         out.append("it holds characters other than ASCII letters, spaces and , . ; : ' ( ) ? ! / -")
-    words = set(_re.findall(r"[^\W\d_]+", t.lower()))
-    # letters spelled apart ("p-a-s-s", "f a i l") are read as the word they spell
-    words |= {_re.sub(r"[^a-z]", "", m.group(0).lower()) for m in _SPELLED.finditer(t)}
-    bad = sorted(words & set(VERDICT_WORDS))
+    if len(text) > COMMENT_MAX:
+        out.append(f"it is longer than {COMMENT_MAX} characters")
+    low = t.casefold()
+    # words: runs of letters once every other character is dropped inside a word ("p.a.s.s" is "pass")
+    raw = [w for w in _re.split(r"\s+", low) if w]
+    words = [_re.sub(r"[^a-z]", "", w) for w in raw]
+    parts = [x for w in raw for x in _re.findall(r"[a-z]+", w)]
+    spelled = [_re.sub(r"[^a-z]", "", m.group(0)) for m in _SPELLED.finditer(low)]
+    seq = [w for w in words if w]
+    # two or three neighbouring words joined ("pas sed" is "passed")
+    joined = ["".join(seq[i:i + k]) for k in (2, 3) for i in range(len(seq) - k + 1)]
+    bad = set()
+    for w in set(words) | set(parts) | set(spelled) | set(joined):
+        if w in _VOCAB:
+            bad.add(w)
+        elif w and w not in joined and w not in NEAR_EXEMPT:
+            # the word, or its stem once an inflection is dropped ("errored" is "error")
+            stems = [w] + [w[:-len(x)] for x in _SUFFIXES if w.endswith(x) and len(w) - len(x) >= 4]
+            hit = next((h for h in (_near(x, _CORE) for x in stems) if h), None)
+            if hit:
+                bad.add(hit)
+    flat = "".join(ch for ch in low if "a" <= ch <= "z")
+    bad |= {v for v in _CORE if len(v) >= 6 and v in flat}
     if bad:
-        out.append(f"it uses verdict or count words ({', '.join(bad)}); state outcomes with a typed note")
-    tokens = " " + " ".join(_re.findall(r"[^\W_]+", t.lower())) + " "
-    flat = _re.sub(r"[\W_]", "", t.lower())
+        out.append(f"it uses verdict, quality or count words ({', '.join(sorted(bad))}); state outcomes with a "
+                   "typed note")
+    if any(w in _UNITS for w in set(words) | set(parts)):
+        out.append("it names a unit; units belong to a value note")
+    if any(len(w) >= 2 and _ROMAN.match(w) for w in set(words) | set(parts)) or \
+            any(w in ("v", "x", "l", "c", "d", "m") for w in parts):
+        out.append("it holds a roman numeral")
+    if any(len(w) >= 6 and set(w) <= set("abcdef") for w in set(words) | set(parts)):
+        out.append("it holds what reads as an artifact id (hex letters); cite artifacts with a typed note")
+    tokens = " " + " ".join(parts) + " "
     for n in names:
         n = n.lower()
-        parts = [x for x in _re.findall(r"[^\W\d_]+", n)]
-        key = "".join(parts)
-        if parts and (f" {' '.join(parts)} " in tokens or (len(key) >= 6 and key in flat) or key in words):
+        nparts = [x for x in _re.findall(r"[^\W\d_]+", n)]
+        key = "".join(nparts)
+        if not key:
+            continue
+        if f" {' '.join(nparts)} " in tokens or (len(key) >= 5 and key in flat) or key in words or \
+                key in joined or key in spelled or (len(key) >= 5 and _near_name(key, set(words) | set(joined))):
             out.append(f"it names a model ({n}); name models in a typed note")
             break
     return out
+
+
+def _near_name(key: str, words: set) -> bool:
+    return any(_near(w, frozenset((key,))) for w in words if abs(len(w) - len(key)) <= 1)

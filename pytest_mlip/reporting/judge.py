@@ -766,7 +766,7 @@ def _pick_store(path: Path, declared_store: str | None, store: str | None):
 
 
 def judge_file(report, store: str | None = None, root: str | None = None, sample: int | None = 3,
-               seed: int | None = None) -> Judgement:
+               seed: int | None = None, replay: int | None = 3) -> Judgement:
     """Judge a report. A run report (a folder holding report.json) is verified from its source
     (:mod:`.judge_report`); a report without one (an escalation report) claim by claim."""
     path = Path(report)
@@ -774,7 +774,7 @@ def judge_file(report, store: str | None = None, root: str | None = None, sample
     if (folder / "report.json").is_file() or path.is_dir():
         from .judge_report import judge_report
 
-        return judge_report(path, store=store, root=root, sample=sample, seed=seed)
+        return judge_report(path, store=store, root=root, sample=sample, seed=seed, replay=replay)
     fmt, content = _read_report(path)
     if fmt == "json":
         declared_run, declared_store = content["run"]["id"], content["run"].get("store")

@@ -24,7 +24,9 @@ def add_parser(subparsers):
                         "(property mlip_root); the store must give the same")
     p.add_argument("--sample", type=int, default=None, metavar="N",
                    help="model calls to re-run per model, chosen at random (default 3)")
-    p.add_argument("--all", action="store_true", help="re-run every stored model call")
+    p.add_argument("--replay", type=int, default=None, metavar="N",
+                   help="measured checks to replay on the stored model calls, chosen at random (default 3)")
+    p.add_argument("--all", action="store_true", help="re-run every stored model call and replay every measured check")
     p.add_argument("--seed", type=int, default=None, help="seed of the random sample (default: fresh each time)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the failed checks and the summary")
     p.set_defaults(func=run)
@@ -51,7 +53,10 @@ def run(args) -> int:
     folder = folder if folder.is_dir() else folder.parent
     factory.SEARCH_PATHS[:] = list(dict.fromkeys([os.getcwd(), str(folder.parent), str(folder)]))
     sample = None if args.all else (DEFAULT_SAMPLE if args.sample is None else args.sample)
-    result = judge_file(args.report, store=args.store, root=args.root, sample=sample, seed=args.seed)
+    from .replay import DEFAULT_REPLAY
+
+    replay = None if args.all else (DEFAULT_REPLAY if args.replay is None else args.replay)
+    result = judge_file(args.report, store=args.store, root=args.root, sample=sample, seed=args.seed, replay=replay)
     print(f"judge: {result.report} against {result.store} (run {result.run})")
     for f in result.findings:
         if f.ok and args.quiet:

@@ -11,7 +11,9 @@ templates). So the judge does not parse prose. It
    required claims); every stored configuration matches its configuration key
    and its forces their hash;
 2. re-runs a random sample of the model calls on their stored configurations
-   (``--all``: every one) and compares energy and forces;
+   (``--all``: every one) and compares energy and forces; replays a random
+   sample of the checks on the stored calls (:mod:`.replay`) and compares
+   what they measure with what the store holds;
 3. computes the run's root hash and, given ``--root`` (what a CI log kept),
    requires it;
 4. rebuilds report.json from the store and requires the given report.json
@@ -19,8 +21,8 @@ templates). So the judge does not parse prose. It
 5. evaluates each note (a typed claim) on the artifacts it cites, and
    refuses free-text comments holding numbers, verdict words or model names;
 6. renders report.md and report.html from the given report.json and
-   requires the given files to equal them, whitespace aside (and, in
-   Markdown, ``*`` emphasis).
+   requires the given files to parse to the same structure and content
+   (:mod:`.structure`), and the folder to hold only the files the run wrote.
 
 Exactly one store may go with a report: a snapshot next to it (plain or
 gzipped) or ``--store``; two candidates are an error.
@@ -34,7 +36,6 @@ import json
 import math
 import os
 import random
-import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -44,6 +45,7 @@ from ..provenance.artifact import SHORT_ID, from_finite_or_str
 from ..provenance.recorder import verdict_parents
 from .claims import comment_problems, number_mismatch
 from .judge import Finding, Judge, Judgement
+from .replay import DEFAULT_REPLAY
 
 #: model calls re-run per model by default (``--sample N``; ``--all`` re-runs every one)
 DEFAULT_SAMPLE = 3
@@ -196,8 +198,37 @@ def _verify_run_artifact(judge: Judge) -> list[Finding]:
 # --- 2. model calls -------------------------------------------------------------------------------------------------
 
 
-def spot_check(judge: Judge, sample: int | None, seed: int | None = None) -> list[Finding]:
+def model_loader(judge: Judge):
+    """``load_model(name)``: the run's model of that name, loaded once, or a Finding saying why it cannot be."""
+    loaded: dict = {}
+
+    def load_model(name: str):
+        if name in loaded:
+            return loaded[name]
+        m = judge.models.get(name) or {}
+        spec = m.get("spec") or name
+        try:
+            from ..models.registry import load
+
+            model = load(spec)
+        except Exception as exc:
+            model = Finding(False, "model calls", f"{name}: cannot load {spec} to re-run its calls",
+                            [f"{type(exc).__name__}: {exc}"])
+        else:
+            if (model.info.version, model.weights_hash) != (m.get("version"), m.get("weights_hash")):
+                model = Finding(False, "model calls", f"{name}: the installed model is not the run's",
+                                [f"installed {model.info.version}/{model.weights_hash}, the run used "
+                                 f"{m.get('version')}/{m.get('weights_hash')}; judge where the run's model is "
+                                 "installed"])
+        loaded[name] = model
+        return model
+
+    return load_model
+
+
+def spot_check(judge: Judge, sample: int | None, seed: int | None = None, load_model=None) -> list[Finding]:
     """Re-run model calls on their stored configurations: ``sample`` per model at random, or all (None)."""
+    load_model = load_model or model_loader(judge)
     from ..provenance.recorder import decode_payload
 
     evals: dict[str, list] = {}
@@ -214,23 +245,12 @@ def spot_check(judge: Judge, sample: int | None, seed: int | None = None) -> lis
     rng = random.Random(seed) if seed is not None else random.SystemRandom()
     for name, arts in sorted(evals.items()):
         chosen = arts if sample is None else rng.sample(arts, min(sample, len(arts)))
-        m = judge.models.get(name) or {}
-        spec = m.get("spec") or name
-        try:
-            from ..evaluation.evaluator import Evaluator
-            from ..models.registry import load
+        model = load_model(name)
+        if isinstance(model, Finding):
+            out.append(model)
+            continue
+        from ..evaluation.evaluator import Evaluator
 
-            model = load(spec)
-        except Exception as exc:
-            out.append(Finding(False, "model calls", f"{name}: cannot load {spec} to re-run its calls",
-                               [f"{type(exc).__name__}: {exc}"]))
-            continue
-        if (model.info.version, model.weights_hash) != (m.get("version"), m.get("weights_hash")):
-            out.append(Finding(False, "model calls", f"{name}: the installed model is not the run's",
-                               [f"installed {model.info.version}/{model.weights_hash}, the run used "
-                                f"{m.get('version')}/{m.get('weights_hash')}; judge where the run's model is "
-                                "installed"]))
-            continue
         ev = Evaluator(model)
         bad = []
         for a in chosen:
@@ -471,25 +491,23 @@ def _num(x):
 
 # --- 6. rendered files ---------------------------------------------------------------------------------------------
 
-_WS = re.compile(r"\s+")
-_PUNCT_WS = re.compile(r" ?([^\w ]) ?")
-
-
-def normalized(text: str, markdown: bool) -> str:
-    """Text with whitespace runs collapsed and dropped beside punctuation (and ``*`` emphasis in Markdown)."""
-    if markdown:
-        text = text.replace("*", "")
-    text = _WS.sub(" ", text).strip()
-    return _PUNCT_WS.sub(r"\1", text)
-
-
 def compare_rendered(given: str, want: str, name: str, markdown: bool) -> Finding:
-    g, w = normalized(given, markdown), normalized(want, markdown)
-    if g == w:
-        return Finding(True, name, "equals its rendering from report.json (whitespace aside)")
-    i = next((k for k, (x, y) in enumerate(zip(g, w)) if x != y), min(len(g), len(w)))
-    return Finding(False, name, f"differs from its rendering from report.json at character {i}",
-                   [f"the file has {g[max(0, i - 30):i + 40]!r}, the renderer writes {w[max(0, i - 30):i + 40]!r}"])
+    """The given file against the rendering, parsed (CommonMark or HTML) and compared structure by structure."""
+    from .structure import first_difference, hidden_text, html_events, markdown_events
+
+    events = markdown_events if markdown else html_events
+    diff = first_difference(events(given), events(want))
+    hidden = hidden_text(given, want) if markdown and diff is None else None
+    if hidden is not None:
+        return Finding(False, name, "holds letters or digits its rendering from report.json does not (text the "
+                                    "Markdown parser drops, e.g. a cell past the table's columns)",
+                       [f"the file's letters and digits differ near {hidden!r}"])
+    if diff is None:
+        return Finding(True, name, "equals its rendering from report.json (same structure and content; whitespace "
+                                   + ("and emphasis " if markdown else "") + "aside)")
+    i, g, w = diff
+    return Finding(False, name, f"differs from its rendering from report.json (parsed element {i})",
+                   [f"the file has {g!r}, the renderer writes {w!r}"])
 
 
 _RENDERED: dict[str, dict] = {}
@@ -520,6 +538,7 @@ def check_files(folder: Path, data: dict) -> list[Finding]:
     out.append(Finding(not (bad or missing), "figures", f"{len(figs)} figure(s) drawn from report.json",
                        [f"figures/{n} is missing (the report shows it)" for n in missing[:3]]
                        + [f"figures/{n} is not the figure report.json draws" for n in bad[:3]]))
+    out += _extra_files(folder, data, figs)
     for v in data.get("verdicts", []):
         rel, digest = v.get("worst_file"), v.get("worst_sha256")
         p = folder / rel if rel else None
@@ -532,8 +551,29 @@ def check_files(folder: Path, data: dict) -> list[Finding]:
     return out
 
 
+def _extra_files(folder: Path, data: dict, figs: dict) -> list[Finding]:
+    """Every file in the report folder is one the run wrote: a page, figure or configuration it did not write (an
+    extra report next to the real one, a stray file) is refused and named."""
+    from ..provenance.plugin import REPORT_MARKER, REPORT_MARKER_TEXT
+    from .report import SNAPSHOT
+
+    written = {"report.json", "report.md", "report.html", SNAPSHOT, SNAPSHOT + ".gz"}
+    marker = folder / REPORT_MARKER
+    if marker.is_file() and not marker.is_symlink() and marker.read_text(errors="replace") == REPORT_MARKER_TEXT:
+        written.add(REPORT_MARKER)  # the marker pytest-mlip writes into a report folder, as it writes it
+    written |= {f"figures/{n}" for n in figs}
+    written |= {v["worst_file"] for v in data.get("verdicts", []) if isinstance(v, dict) and v.get("worst_file")}
+    extra = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                   if (p.is_file() or p.is_symlink()) and p.relative_to(folder).as_posix() not in written)
+    if not extra:
+        return [Finding(True, "folder", "holds only the files the run wrote")]
+    return [Finding(False, "folder", f"{len(extra)} file(s) the run did not write",
+                    [f"{e} is not part of the report (remove it, or keep it outside the report folder)"
+                     for e in extra[:5]] + ([f"and {len(extra) - 5} more"] if len(extra) > 5 else []))]
+
+
 def judge_report(path, store: str | None = None, root: str | None = None, sample: int | None = DEFAULT_SAMPLE,
-                 seed: int | None = None) -> Judgement:
+                 seed: int | None = None, replay: int | None = DEFAULT_REPLAY) -> Judgement:
     """Judge a run report: a report folder, or its report.json, report.md or report.html."""
     from .report import report_from_store
 
@@ -572,15 +612,19 @@ def judge_report(path, store: str | None = None, root: str | None = None, sample
         if value.get("incomplete") and not data.get("incomplete"):
             result.findings.append(Finding(False, "incomplete", "the run records unfinished items",
                                            ["the report does not show them"]))
-        result.findings += spot_check(judge, sample, seed)
+        load_model = model_loader(judge)
+        result.findings += spot_check(judge, sample, seed, load_model)
+        from .replay import replay as replay_checks
+
+        result.findings += replay_checks(judge, load_model, replay, seed)
         result.required_total = len(value.get("required") or [])
         result.required_present = result.required_total if all(
             f.ok for f in result.findings if f.where == "report.json") else 0
-        if targets:
+        if targets or path.is_dir():
             from pydantic import ValidationError
 
             try:
-                if any(t.suffix.lower() == ".md" for t in targets):
+                if path.is_dir() or any(t.suffix.lower() == ".md" for t in targets):
                     result.findings += check_files(folder, data)
                 for t in targets:
                     kind = "report.html" if t.suffix.lower() in (".html", ".htm") else "report.md"
