@@ -22,12 +22,18 @@ def ini_name(opt) -> str:
     return opt.dest
 
 
+def is_flag(opt) -> bool:
+    """A ``store_true`` option (argparse reports it as nargs 0, const True; older pytest as its action)."""
+    attrs = opt.attrs()
+    return attrs.get("action") == "store_true" or (attrs.get("nargs") == 0 and attrs.get("const") is True)
+
+
 def pytest_addoption(parser):
     for opt in _mlip_options(parser):
         name = ini_name(opt)
         if name in parser._inidict:  # declared by its own module (mlip, mlip_committee, mlip_output)
             continue
-        flag = opt.attrs().get("action") == "store_true"
+        flag = is_flag(opt)
         parser.addini(name, f"default of {opt.names()[0]}" + (" (true/false)" if flag else ""),
                       type="bool" if flag else "string", default=None)
 
@@ -47,7 +53,7 @@ def pytest_configure(config):
         if raw is None or raw == "" or raw == []:
             continue
         attrs = opt.attrs()
-        if attrs.get("action") == "store_true":
+        if is_flag(opt):
             value = bool(raw)
         else:
             kind = attrs.get("type")

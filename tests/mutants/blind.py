@@ -17,6 +17,8 @@ check misses (tests/test_adversary_blind.py asserts that it passes):
 * :class:`TailBump`: a spurious interaction 7.3 A out, past the declared
   5 A cutoff (the dissociation limit's domain starts at cutoff + 1 A, the
   sampled check looks 12 A apart);
+* :class:`WallBump`: a narrow spurious barrier on the wall (1.975 A, 2 mA
+  wide, any bond direction): a finding a kept protocol file reproduces;
 * :class:`BlindClean`: the clean Morse, values only (must stay clean).
 """
 
@@ -45,6 +47,18 @@ class BlindAngularHole(_ValuesOnly, AngularHole):
 
 class BlindHeightBump(_ValuesOnly, HeightBump):
     """The surface wall's height bump, values only."""
+
+
+class WallBump(_ValuesOnly, TorchMorse):
+    """E += B L(r - r_b, w) per pair: a 0.3 eV barrier 2 mA wide at 1.975 A, between the grid's 1.95 and 2.0 A."""
+
+    height, r_b, w = 0.3, 1.975, 0.002
+
+    def defect(self, numbers, positions, cell, pbc, i, j, vec):
+        if len(i) == 0:
+            return positions.sum() * 0.0
+        r = _torch().linalg.norm(vec, dim=1)
+        return 0.5 * self.height * lorentzian(r - self.r_b, self.w).sum()
 
 
 class WallDip(_ValuesOnly, TorchMorse):
