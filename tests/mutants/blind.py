@@ -49,38 +49,33 @@ class BlindHeightBump(_ValuesOnly, HeightBump):
     """The surface wall's height bump, values only."""
 
 
-class WallBump(_ValuesOnly, TorchMorse):
-    """E += B L(r - r_b, w) per pair: a 0.3 eV barrier 2 mA wide at 1.975 A, between the grid's 1.95 and 2.0 A."""
+class _PairLorentzian(_ValuesOnly, TorchMorse):
+    """E += A L(r - r_c, w) per pair, out to r_c + 1 A (A < 0: a dip; beyond the 5 A cutoff: a spurious tail)."""
 
-    height, r_b, w = 0.3, 1.975, 0.002
+    amplitude, r_c, w = 0.0, 2.0, 0.01
 
     def defect(self, numbers, positions, cell, pbc, i, j, vec):
+        if self.r_c + 1.0 > CUTOFF:
+            i, j, vec = _pairs(numbers, positions, cell, pbc, cutoff=self.r_c + 1.0)
         if len(i) == 0:
             return positions.sum() * 0.0
         r = _torch().linalg.norm(vec, dim=1)
-        return 0.5 * self.height * lorentzian(r - self.r_b, self.w).sum()
+        return 0.5 * self.amplitude * lorentzian(r - self.r_c, self.w).sum()
 
 
-class WallDip(_ValuesOnly, TorchMorse):
-    """E -= A L(r - r_h, w) per pair: an isotropic dip deep in the wall, where the clean slope is -2.4 eV/A."""
+class WallBump(_PairLorentzian):
+    """A 0.3 eV barrier 2 mA wide at 1.975 A, between the grid's 1.95 and 2.0 A."""
 
-    depth, r_h, w = 0.15, 1.72, 0.005
-
-    def defect(self, numbers, positions, cell, pbc, i, j, vec):
-        if len(i) == 0:
-            return positions.sum() * 0.0
-        r = _torch().linalg.norm(vec, dim=1)
-        return -0.5 * self.depth * lorentzian(r - self.r_h, self.w).sum()
+    amplitude, r_c, w = 0.3, 1.975, 0.002
 
 
-class TailBump(_ValuesOnly, TorchMorse):
-    """E += B L(r - r_t, w) per pair, r_t = 7.3 A: an interaction past the declared cutoff (5 A)."""
+class WallDip(_PairLorentzian):
+    """An isotropic 0.15 eV dip 5 mA wide at 1.72 A, deep in the wall, where the clean slope is -2.4 eV/A."""
 
-    height, r_t, w = 0.002, 7.3, 0.004
+    amplitude, r_c, w = -0.15, 1.72, 0.005
 
-    def defect(self, numbers, positions, cell, pbc, i, j, vec):
-        i, j, vec = _pairs(numbers, positions, cell, pbc, cutoff=self.r_t + 1.0)
-        if len(i) == 0:
-            return positions.sum() * 0.0
-        r = _torch().linalg.norm(vec, dim=1)
-        return 0.5 * self.height * lorentzian(r - self.r_t, self.w).sum()
+
+class TailBump(_PairLorentzian):
+    """A 2 meV interaction 4 mA wide at 7.3 A, past the declared cutoff (5 A)."""
+
+    amplitude, r_c, w = 0.002, 7.3, 0.004
