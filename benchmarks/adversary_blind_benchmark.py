@@ -136,7 +136,7 @@ def main(argv=None):
     print("\nsuccess (first v/tau > 1 within budget) and median ratio random / ascent of evaluations to it:")
     for label, wins, med, lower in summary:
         ratio = "-" if med is None else f"{med:.3g}x" + (" (a lower bound in some seeds)" if lower else "")
-        rnd = f"{wins['random']}/{wins['random runs']} run (only where the ascent succeeded)"
+        rnd = f"{wins['random']} of {wins['random runs']} runs (run only where the ascent succeeded)"
         print(f"  {label}: ascent {wins['ascent']}/{args.seeds}, random {rnd}; median ratio {ratio}")
     print(f"\ntotal {time.perf_counter() - t_all:.0f} s")
     if args.json:
