@@ -94,3 +94,14 @@ def test_keep_has_an_ini_twin(pytester, value, expected):
     pytester.makeini(f"[pytest]\nmlip_adversary_keep = {value}\nmlip_adversary_gate = {value}\n")
     config = pytester.parseconfigure()
     assert config.getoption("mlip_adversary_keep") is expected and config.getoption("mlip_adversary_gate") is expected
+
+
+@pytest.mark.slow
+def test_surface_finding_is_kept_with_its_surface(tmp_path):
+    """~30 s: the height bump over Cu(111) is kept as that one surface approach on a grid through the pair."""
+    model = "tests.mutants.blind:BlindHeightBump"
+    settings = builtin_contracts()["repulsive-wall-surface"]
+    r = run_adversary(settings, evaluator_for(model), SearchOptions(budget=120), keep=tmp_path, model_spec=model)
+    assert r.status == "violation" and r.kept
+    (kept,) = parse_contracts(r.kept)
+    assert kept.surfaces == settings.surfaces and kept.pairs == [] and 0.01 <= kept.step <= 0.05
