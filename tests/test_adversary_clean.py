@@ -15,7 +15,8 @@ from pytest_mlip.evaluation import evaluator_for
 from pytest_mlip.testing import builtin_contracts
 
 C = builtin_contracts()
-CLEAN = ["emt", "lennard-jones", "tests.mutants:clean_morse"]
+CLEAN = ["emt", "lennard-jones", "tests.mutants:clean_morse",
+         "tests.mutants.blind:BlindClean"]  # values only: every objective is scanned and climbed by finite differences
 
 
 def _contracts():
@@ -49,3 +50,16 @@ def test_clean_desorption_reports_no_violation(seed):
     settings = _contracts()["desorption_barrier"]
     r = run_adversary(settings, evaluator_for("emt"), SearchOptions(budget=12, seed=seed))
     assert r.status != "violation", (seed, r.reason, r.value)
+
+
+@pytest.mark.parametrize("model", ["emt", "lennard-jones", "tests.mutants:clean_morse"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_clean_models_stay_clean_when_scanned(model, seed, monkeypatch):
+    """The same clean models seen as values-only (no force gradient): the coordinate scans run on every
+    objective with few enough variables, and still report nothing."""
+    from pytest_mlip.adversary.search import Search
+
+    monkeypatch.setattr(Search, "values_only", lambda self, pi: True)
+    for name in ("repulsive_wall", "dissociation"):
+        r = run_adversary(_contracts()[name], evaluator_for(model), SearchOptions(budget=80, seed=seed))
+        assert r.status != "violation", (model, name, seed, r.reason, r.value)

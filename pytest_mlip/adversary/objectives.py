@@ -131,6 +131,22 @@ class DimerProblem(Problem):
     def repro(self, x):
         return "viol = {'drop': out[1].energy - out[0].energy}  # E(r_out) - E(r_in), r_in < r_out <= r_eq"
 
+    def kept_setting(self, settings, x):
+        """The check's scan grid through r_in and r_out (steps 0.01-0.05 A, r_inner <= 1 A), with only this
+        pair or surface. The check scans along its own axis (z): a finding elsewhere is kept only if the
+        kept protocol reproduces it (the runner verifies)."""
+        r_in, gap = float(x[0]), float(x[1])
+        m = max(1, math.ceil(gap / 0.05 - 1e-9))
+        step = gap / m
+        if step < 0.01:
+            return f"r_out - r_in = {gap:.3g} A, below the check's smallest grid step (0.01 A)"
+        k = max(0, math.ceil((r_in - 1.0) / step - 1e-9))
+        return {"r_inner": r_in - k * step, "step": step, **self._unit(settings)}
+
+    def _unit(self, settings):
+        a, b = self.atoms.get_chemical_symbols()
+        return {"pairs": [(a, b)], "surfaces": []}
+
 
 class SurfaceApproachProblem(DimerProblem):
     """x = (h_in, gap): the adatom at two heights above the contract's top site, h_out <= h_eq."""
@@ -155,6 +171,12 @@ class SurfaceApproachProblem(DimerProblem):
 
     def parameters(self, x):
         return {"h_in": float(x[0]), "h_out": float(x[0] + x[1]), "h_eq": self.r_eq}
+
+    def _unit(self, settings):
+        from ..contracts import CHECKS
+
+        ids = [p.id for p in CHECKS[settings.check]().probes(settings.model_copy(update={"pairs": []}))]
+        return {"pairs": [], "surfaces": [settings.surfaces[ids.index(self.label)]]}
 
 
 def _wall_seeds(obs):

@@ -11,7 +11,10 @@ travels as the ``mlip_adversary`` user property and is tabulated in its own
 terminal section, apart from the sampled gate. An adversary item passes
 (or is skipped, for contracts with no search objective or skipped by their
 check) unless ``--mlip-adversary-gate`` is given and it found a violation
-above the threshold on a hard contract of the target.
+above the threshold on a hard contract of the target. With
+``--mlip-adversary-keep`` a violation on the target is also kept as a
+protocol file in generated_tests/ (see :func:`.runner.keep_protocol`), which
+the next ``pytest --mlip=NAME`` collects as a regression test.
 """
 
 from __future__ import annotations
@@ -35,6 +38,10 @@ def pytest_addoption(parser):
     group.addoption("--mlip-adversary-gate", action="store_true", default=False,
                     help="fail the run when the adversary finds a violation above threshold on a hard contract "
                          "of the target (by default adversary findings never change a pass into a fail)")
+    group.addoption("--mlip-adversary-keep", action="store_true", default=False,
+                    help="keep each adversary violation on the target as a protocol file in generated_tests/ "
+                         "(validated like the detective's; only when the contract's own check then fails; existing "
+                         "files are never overwritten)")
     group.addoption("--mlip-adversary-method", action="store", default="ascent",
                     choices=("ascent", "random", "hypothesis"),
                     help="search method: gradient ascent (default) or a baseline")
@@ -121,9 +128,10 @@ class AdversaryItem(pytest.Item):
         from .runner import run_adversary
 
         state = self.config.stash[STATE_KEY]
+        keep = self.config.rootpath / "generated_tests" if self.config.getoption("mlip_adversary_keep") else None
         result = run_adversary(self.settings, evaluator_for(self.model), _options(self.config), role=self.role,
                                output=state.output, model_spec=self.model, recheck_guaranteed=state.recheck,
-                               rootdir=self.config.rootpath)
+                               rootdir=self.config.rootpath, keep=keep)
         self.result = result
         self.user_properties.append(("mlip_adversary", result.model_dump_json(exclude={"trace"})))
         if result.status in ("no-objective", "skip"):
@@ -164,6 +172,7 @@ def finding_lines(r: dict) -> list[str]:
         lines.append(f"  worst configuration: {r['file']}")
     if r.get("command"):
         lines.append(f"  reproduce: {r['command']}")
+    lines += [f"  {n}" for n in r.get("notes", []) if n.startswith(("kept as protocol", "not kept", "already kept"))]
     return lines
 
 

@@ -193,6 +193,11 @@ class Problem:
         """Python lines computing ``viol`` (dict) from ``out`` (Evaluations of the saved frames)."""
         raise NotImplementedError
 
+    def kept_setting(self, settings, x: np.ndarray) -> dict | str:
+        """Updates to the contract's settings under which its own sampled check evaluates the point ``x``
+        (so a finding can be kept as a protocol file), or why no setting of the check can."""
+        return f"no setting of the {settings.check} check evaluates a searched point of {self.label}"
+
 
 class DisplacedProblem(Problem):
     """A problem whose first ``3N`` variables displace a base structure's atoms, with a minimum distance.

@@ -3,11 +3,17 @@
 The result is recorded apart from the sampled verdict and never changes it.
 The reported number is recomputed through the Evaluator from the extxyz
 file as written (so it is exactly what the reproduction script prints), and
-every reported configuration is asserted to lie in Z.
+every reported configuration is asserted to lie in Z. With ``keep`` (a
+folder, generated_tests/ under ``--mlip-adversary-keep``) a violation on the
+target is also written as a protocol file: a contract table of the same check
+whose sampled setting evaluates the found point, passed through the agent's
+validator like anything the detective writes, and kept only when the check
+under that setting fails on the model (never a new file over an existing one).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import time
@@ -58,6 +64,7 @@ class AdversaryResult(BaseModel):
     notes: list[str] = Field(default_factory=list)
     file: str | None = None
     repro: str | None = None
+    kept: str | None = None  # the protocol file written under --mlip-adversary-keep
     command: str | None = None
     trace: list[tuple[int, float]] = Field(default_factory=list)
 
@@ -83,12 +90,13 @@ def skip_reason(check, settings, info, recheck_guaranteed: bool) -> str | None:
 def run_adversary(settings, evaluator, options: SearchOptions | None = None, *, role: str = "target",
                   output: str | Path | None = None, model_spec: str | None = None,
                   recheck_guaranteed: bool = False, rootdir: str | Path | None = None,
-                  keep_trace: bool = False) -> AdversaryResult:
+                  keep_trace: bool = False, keep: str | Path | None = None) -> AdversaryResult:
     """Search Z of one contract on one model; save and verify the worst configuration found.
 
     ``output``: folder for ``adversary/<model>/<contract>.extxyz`` and the
     reproduction script (nothing is written when None). ``model_spec``: the
     name the script loads the model by (default: the evaluator's spec).
+    ``keep``: folder where a violation on the target is kept as a protocol file.
     """
     from ..contracts import CHECKS
 
@@ -163,14 +171,62 @@ def run_adversary(settings, evaluator, options: SearchOptions | None = None, *, 
     if status != "violation" and search.errors:
         status = "model-error"
         reason = f"model failed at {len(search.errors)} admissible point(s): {search.errors[0][2]}"
+    kept = None
     if status == "violation":
         parts = [f"{k}={v:.3g} {check.units.get(k, '')} (tau {settings.tolerance[k]:g})" for k, v in viol.items()]
         reason = f"{problem.label}: " + ", ".join(parts)
+        if keep is not None and role == "target":
+            kept, note = keep_protocol(settings, problem, found.x, value, evaluator, spec, Path(keep))
+            common["notes"].append(note)
     return AdversaryResult(
         status=status, reason=reason, value=value, search_value=found.value, violations=viol,
         problem=problem.label, parameters=problem.parameters(found.x), verify_evaluations=evaluator.stats.calls - calls1,
         seconds=time.perf_counter() - t0, file=str(path) if path else None, repro=str(script) if script else None,
-        command=command, **common, **base)
+        command=command, kept=str(kept) if kept else None, **common, **base)
+
+
+def keep_protocol(settings, problem, x, value: float, evaluator, spec: str, folder: Path) -> tuple[Path | None, str]:
+    """Write the finding at ``x`` as a protocol file in ``folder``; returns (path or None, a one-line note).
+
+    The protocol is the contract with the setting the problem gives for ``x`` (:meth:`Problem.kept_setting`),
+    gated by the agent's validator (schema, domains, support, no repeat of a protocol in ``folder``, contracts/
+    or the built-in suite), and kept only if the contract's own check under it fails on the model.
+    """
+    from ..agent.protocols import normalized, table_of
+    from ..agent.validator import Validator, safe_path
+    from ..contracts import CHECKS
+
+    update = problem.kept_setting(settings, x)
+    if isinstance(update, str):
+        return None, f"not kept as a protocol: {update}"
+    params = ", ".join(f"{k} {v:.5g}" for k, v in problem.parameters(x).items())
+    kept = settings.model_copy(update={**update, "adversary": None})
+    tag = hashlib.sha256(normalized(kept).encode()).hexdigest()[:8]
+    name = f"{settings.name}-adversary-{tag}"
+    about = f"Kept by --mlip-adversary-keep: {settings.name} on {spec}, adversary v/tau {value:.4g} at {problem.label} ({params})"
+    kept = kept.model_copy(update={"name": name, "description": about})
+    slug = re.sub(r"[^a-z0-9_\-]+", "-", f"adversary-{settings.name}-{tag}".lower())[:60].strip("-")
+    gate = Validator(spec, [], existing_dirs=[folder, folder.parent / "contracts"]).file(
+        [table_of(kept)], slug, header=[about, f"Run: pytest --mlip={spec} {folder.name}"], where=slug)
+    if not gate.ok:
+        repeat = next((e for e in gate.errors if "repeats" in e), None)
+        return None, (f"already kept: {repeat.split('repeats the existing protocol ', 1)[-1]}" if repeat
+                      else f"not kept as a protocol: the validator refuses it: {gate.errors[0]}")
+    verdict = CHECKS[settings.check]().run(gate.settings[0], evaluator, recheck_guaranteed=True)
+    if verdict.status != "fail":
+        return None, (f"not kept as a protocol: the {settings.check} check under the kept setting gives "
+                      f"{verdict.status} (v/tau {format_value(verdict.max_normalized)}) on {evaluator.name}, so it "
+                      "would not reproduce the finding")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = safe_path(folder, slug)
+    for i in range(2, 100):
+        try:
+            with open(path, "x") as fh:  # never over an existing file
+                fh.write(gate.text)
+            return path, f"kept as protocol {path} (v/tau {format_value(verdict.max_normalized)} under its setting)"
+        except FileExistsError:
+            path = safe_path(folder, f"{slug[:56]}-{i}")
+    return None, f"not kept as a protocol: {folder} already holds files named mlip_{slug}*.toml"
 
 
 def recompute(problem, x, out, frames, tolerance) -> dict[str, float]:

@@ -5,8 +5,17 @@ run Adam ascent (with backtracking) from the best point known, one start
 after another, each stopped on a plateau or in a basin an earlier start
 already climbed; between starts, random admissible points keep at least a
 quarter of the evaluations (and as many as finite-difference gradients
-cost), so random search is part of the adversary. Every trial point is
-projected back into Z first. ``random``: uniform admissible
+cost), so random search is part of the adversary. Where the model offers
+no gradient (no autograd, and forces that are not, or not known to be,
+-dE/dx for this objective: CHGNet, DIEP, any plain ASE calculator), every
+gradient is a finite difference paid in evaluations, and a narrow defect's
+tail is swamped by the clean part of v; there, on problems of at most
+``scan_dim`` reduced coordinates (a dimer's distances and bond direction, an
+adsorbate height, a fragment placement), each start first scans its
+coordinates one by one, coarse to fine (``scan_points`` over the whole
+range, then over the two cells around the best, down to ``scan_resolution``
+of the range), moving to the best point after each, and ascends from there.
+Every trial point is projected back into Z first. ``random``: uniform admissible
 points until the budget is spent. ``hypothesis``: Hypothesis generating
 points with ``hypothesis.target(v)`` steering it. All three start from the
 same sampled points and count evaluations the same way, so they compare at
@@ -37,6 +46,8 @@ METHODS = ("ascent", "random", "hypothesis")
 DEFAULT_BUDGET = 200
 #: a normalised violation above this is a violation (the sampled gate's threshold)
 THRESHOLD = 1.0
+#: a scan level whose normalised violations spread by no more than this carries no information (float64 rounding)
+FLAT = 1e-9
 
 
 class BudgetExhausted(Exception):
@@ -57,6 +68,9 @@ class SearchOptions:
     fd_step: float = 1e-3  # finite-difference step, in units of each variable's range
     fd_directions: int = 8  # at most this many directions per finite-difference gradient
     basin: float = 0.01  # an ascent that comes this close (unit coordinates) to where another ended stops
+    scan_dim: int = 6  # finite-difference-only problems with at most this many variables are scanned first
+    scan_points: int = 9  # points per level of a coordinate scan
+    scan_resolution: float = 2e-3  # a scan zooms until its cell is below this (unit coordinates)
     threshold: float = THRESHOLD
 
     def __post_init__(self):
@@ -99,6 +113,7 @@ class Search:
         self.stopped = ""
         self.ends: list[tuple[int, np.ndarray]] = []  # where earlier ascents ended (basin memory)
         self.fd_spent = 0  # evaluations spent on finite-difference gradients
+        self.scans = 0  # coordinate scans run (finite-difference-only problems)
 
     # --- accounting ----------------------------------------------------------------------
     def _charge(self, n: int):
@@ -191,6 +206,10 @@ class Search:
             return v, None
         return v, self.fd_gradient(pi, x)
 
+    def values_only(self, pi: int) -> bool:
+        """Would a gradient of problem ``pi`` be a finite difference (no autograd, no usable forces)?"""
+        return self.autograd is None and not (self.problems[pi].energy_only and self.values.conservative)
+
     def fd_gradient(self, pi: int, x) -> np.ndarray | None:
         """Central differences (in unit coordinates) through the Evaluator, along at most
         ``fd_directions`` directions (random orthonormal ones when Z has more dimensions)."""
@@ -266,7 +285,51 @@ class Search:
                 explored += max(self.spent - before, 1)
             pool.sort(key=lambda t: -t[0] if math.isfinite(t[0]) else math.inf)
             v, pi, x = pool.pop(0)
+            if self.values_only(pi) and self.problems[pi].dim <= self.options.scan_dim:
+                x, v = self.scan(pi, x, v)
             self.ascend(pi, x, v)
+
+    def scan(self, pi: int, x, v: float):
+        """Coordinate sweeps from ``x`` (coordinates in a seeded random order), each a coarse-to-fine
+        line scan, until a sweep no longer raises v; returns the best point and its value."""
+        p = self.problems[pi]
+        if any(e_pi == pi and np.max(np.abs(p.to_unit(x) - e_u)) < self.options.basin for e_pi, e_u in self.ends):
+            return x, v  # an earlier start already scanned and climbed from here
+        active = [int(i) for i in np.where(p.span > 0)[0]]
+        for _ in range(len(active)):
+            before = v
+            for i in self.rng.permutation(active):
+                x, v = self.line_scan(pi, x, v, int(i))
+            if not v > before:
+                break
+        return x, v
+
+    def line_scan(self, pi: int, x, v: float, i: int):
+        """Coordinate ``i`` through ``x``: ``scan_points`` over its range, then over the two cells around
+        the best, until a cell is below ``scan_resolution``; stops early on a level that is flat (no
+        information along this coordinate). Returns the best point met and its value."""
+        p = self.problems[pi]
+        opt = self.options
+        self.scans += 1
+        u0 = p.to_unit(x)
+        lo, hi = 0.0, 1.0
+        while True:
+            values = []
+            for t in np.linspace(lo, hi, opt.scan_points):
+                u = u0.copy()
+                u[i] = t
+                xt = p.repair(p.from_unit(u))
+                vt = self.value(pi, xt)
+                values.append(vt)
+                if math.isfinite(vt) and vt > v:
+                    x, v = xt, vt
+            finite = [a for a in values if math.isfinite(a)]
+            cell = (hi - lo) / (opt.scan_points - 1)
+            if cell < opt.scan_resolution or not finite or max(finite) - min(finite) <= FLAT:
+                return x, v
+            centre = p.to_unit(x)[i]
+            lo, hi = max(0.0, centre - cell), min(1.0, centre + cell)
+            u0 = p.to_unit(x)
 
     def ascend(self, pi: int, x, v: float):
         """Adam ascent from ``x`` with backtracking: a step is kept only if v rises (then the step

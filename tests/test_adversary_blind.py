@@ -1,0 +1,82 @@
+"""The adversary on models that offer values only (no autograd, forces not claimed to be -dE/dx).
+
+Planted narrow defects (tests/mutants/blind.py) that the sampled checks miss:
+the search, paying for every gradient in finite differences, scans each
+start's reduced coordinates coarse to fine before ascending, and finds them
+within a budget where uniform random search does not. The benchmark
+(benchmarks/adversary_blind_benchmark.py) measures evaluations to first
+success over seeds; these tests pin the behaviour at small budgets.
+"""
+
+import pytest
+import torch  # noqa: F401  (imported before any in-process pytester run)
+
+from pytest_mlip.adversary.objectives import objective_for
+from pytest_mlip.adversary.runner import run_adversary
+from pytest_mlip.adversary.search import Search, SearchOptions
+from pytest_mlip.evaluation import evaluator_for
+from pytest_mlip.testing import builtin_contracts, run_contract
+
+B = "tests.mutants.blind"
+C = builtin_contracts()
+WALL = C["repulsive-wall-dimers"].model_copy(update={"pairs": [("C", "C"), ("O", "O")]})
+TAIL = C["dissociation-limit"].model_copy(update={"pairs": C["dissociation-limit"].pairs[:1]})
+
+
+def test_blind_models_offer_values_only():
+    """No autograd backend and no force gradient: every problem's gradient would be a finite difference."""
+    for model, settings in ((f"{B}:BlindAngularHole", WALL), (f"{B}:TailBump", TAIL)):
+        ev = evaluator_for(model)
+        problems, _ = objective_for(settings.check).problems(settings, ev)
+        search = Search(problems, ev, SearchOptions(budget=10))
+        assert search.autograd is None and all(search.values_only(i) for i in range(len(problems)))
+    ev = evaluator_for("tests.mutants.narrow:AngularHole")  # the same defect with autograd: no scans
+    problems, _ = objective_for("repulsive_wall").problems(WALL, ev)
+    assert not Search(problems, ev, SearchOptions(budget=10)).values_only(0)
+
+
+@pytest.mark.parametrize("settings, model, budget", [
+    (WALL, f"{B}:BlindAngularHole", 300),  # 4 coordinates, all of which matter
+    (TAIL, f"{B}:TailBump", 200),  # an interaction 7.3 A out, past the declared 5 A cutoff
+], ids=["angular-hole", "tail-bump"])
+def test_ascent_finds_narrow_defects_in_a_values_only_model(settings, model, budget):
+    assert run_contract(settings, model).status == "pass"  # the sampled check misses it
+    r = run_adversary(settings, evaluator_for(model), SearchOptions(budget=budget))
+    assert r.status == "violation" and r.value > 1.0, (r.value, r.parameters)
+    assert set(r.gradients) <= {"finite-differences"} and r.evaluations <= budget
+    rand = run_adversary(settings, evaluator_for(model), SearchOptions(budget=budget, method="random"))
+    assert rand.value < r.value
+
+
+@pytest.mark.slow
+def test_ascent_finds_the_height_bump_in_a_values_only_model():
+    """~30 s: a 13-atom slab per evaluation."""
+    settings = C["repulsive-wall-surface"]
+    model = f"{B}:BlindHeightBump"
+    assert run_contract(settings, model).status == "pass"
+    r = run_adversary(settings, evaluator_for(model), SearchOptions(budget=120))
+    assert r.status == "violation" and r.first_exceed <= 120
+
+
+def test_scans_count_against_the_budget_and_stay_in_z():
+    settings = WALL
+    ev = evaluator_for(f"{B}:BlindAngularHole")
+    problems, _ = objective_for("repulsive_wall").problems(settings, ev)
+    seen = []
+    value = Search.value
+
+    class Checked(Search):
+        def value(self, pi, x):
+            seen.append(self.problems[pi].admissible(x))
+            return value(self, pi, x)
+
+    search = Checked(problems, ev, SearchOptions(budget=97, seed=4)).run()
+    assert search.scans > 0 and search.spent <= 97 and seen and all(s is None for s in seen)
+
+
+def test_deep_wall_dip_is_reported_not_invented():
+    """The isotropic dip deep in the steep wall (benchmark: a stated limit) is not claimed when not found."""
+    r = run_adversary(WALL, evaluator_for(f"{B}:WallDip"), SearchOptions(budget=60))
+    assert r.status in ("clean", "violation")
+    if r.status == "violation":
+        assert 1.70 < r.parameters["r_in"] < 1.74

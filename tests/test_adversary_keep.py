@@ -1,0 +1,107 @@
+"""``--mlip-adversary-keep``: an adversary finding becomes a protocol file the next run collects as a regression test.
+
+A narrow spurious barrier on the repulsive wall (tests/mutants/blind.py:WallBump, values only) that the sampled
+scan misses: the adversary finds it, keeps it in generated_tests/ as a contract table the agent's validator
+accepts, and ``pytest --mlip=NAME`` then fails on the mutant and passes on the clean model. A finding no setting of
+the check reproduces is not kept, and a user's file is never overwritten.
+"""
+
+from pathlib import Path
+
+import pytest
+import torch  # noqa: F401  (imported before any in-process pytester run)
+
+import pytest_mlip.adversary.plugin  # noqa: F401
+import tests.mutants.blind  # noqa: F401
+from pytest_mlip.adversary.runner import run_adversary
+from pytest_mlip.adversary.search import SearchOptions
+from pytest_mlip.contracts.files import parse_contracts
+from pytest_mlip.evaluation import evaluator_for
+from pytest_mlip.testing import builtin_contracts
+
+ROOT = Path(__file__).resolve().parent.parent
+BUMP = "tests.mutants.blind:WallBump"
+CLEAN = "tests.mutants.blind:BlindClean"
+WALL = builtin_contracts()["repulsive-wall-dimers"].model_copy(update={"pairs": [("C", "C")]})
+CONTRACT = """
+[[contract]]
+name = "wall-cc"
+check = "repulsive_wall"
+pairs = [["C", "C"]]
+tolerance = { drop = 0.01 }
+"""
+
+
+@pytest.fixture
+def project(pytester, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    (pytester.path / "contracts").mkdir()
+    (pytester.path / "contracts" / "mlip_wall.toml").write_text(CONTRACT)
+
+    def run(model, *args):
+        return pytester.runpytest_inprocess(f"--mlip={model}", "--mlip-committee=none", "--mlip-no-builtin",
+                                            "-p", "no:cacheprovider", *args)
+
+    return run
+
+
+def test_kept_finding_is_collected_and_fails_on_the_mutant_only(project, pytester):
+    first = project(BUMP, "--mlip-adversary", "--mlip-adversary-keep", "--mlip-adversary-budget=120")
+    out = first.stdout.str()
+    assert first.ret == 0, out  # the sampled check passes; keeping does not gate
+    kept = sorted((pytester.path / "generated_tests").glob("mlip_adversary-*.toml"))
+    assert len(kept) == 1 and f"kept as protocol {kept[0]}" in out
+    (settings,) = parse_contracts(kept[0])
+    assert settings.check == "repulsive_wall" and settings.pairs == [("C", "C")] and settings.tolerance == {"drop": 0.01}
+
+    mutant = project(BUMP, "-v")
+    assert mutant.ret == 1
+    mutant.stdout.fnmatch_lines(["*mlip_wall.toml::wall-cc*PASSED*", f"*{kept[0].name}::{settings.name}*FAILED*"])
+    clean = project(CLEAN, "-v")
+    assert clean.ret == 0, clean.stdout.str()
+    clean.stdout.fnmatch_lines([f"*{kept[0].name}::{settings.name}*PASSED*"])
+
+    again = project(BUMP, "-k", "mlip_wall", "--mlip-adversary", "--mlip-adversary-keep", "--mlip-adversary-budget=120")
+    assert f"already kept: {kept[0].name}" in again.stdout.str()
+    assert sorted((pytester.path / "generated_tests").glob("mlip_*.toml")) == kept
+
+
+def test_existing_files_are_never_overwritten(tmp_path):
+    folder = tmp_path / "generated_tests"
+    first = run_adversary(WALL, evaluator_for(BUMP), SearchOptions(budget=120), keep=folder, model_spec=BUMP)
+    assert first.kept
+    name = Path(first.kept).name
+    mine = tmp_path / "other" / "generated_tests"
+    mine.mkdir(parents=True)
+    (mine / name).write_text("# my notes, not a contract\n")
+    second = run_adversary(WALL, evaluator_for(BUMP), SearchOptions(budget=120), keep=mine, model_spec=BUMP)
+    assert second.kept and Path(second.kept).name == name.replace(".toml", "-2.toml")
+    assert (mine / name).read_text() == "# my notes, not a contract\n"
+
+
+def test_a_finding_the_check_cannot_express_is_not_kept(tmp_path):
+    """The angular hole lies off the check's scan axis: a kept grid would pass, so nothing is written."""
+    model = "tests.mutants.blind:BlindAngularHole"
+    r = run_adversary(WALL, evaluator_for(model), SearchOptions(budget=300), keep=tmp_path, model_spec=model)
+    assert r.status == "violation" and r.kept is None
+    assert any(n.startswith("not kept as a protocol") and "would not reproduce" in n for n in r.notes)
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("value, expected", [("true", True), ("false", False)])
+def test_keep_has_an_ini_twin(pytester, value, expected):
+    """A flag's ini twin is a boolean ("false" used to arrive as a true-looking string)."""
+    pytester.makeini(f"[pytest]\nmlip_adversary_keep = {value}\nmlip_adversary_gate = {value}\n")
+    config = pytester.parseconfigure()
+    assert config.getoption("mlip_adversary_keep") is expected and config.getoption("mlip_adversary_gate") is expected
+
+
+@pytest.mark.slow
+def test_surface_finding_is_kept_with_its_surface(tmp_path):
+    """~30 s: the height bump over Cu(111) is kept as that one surface approach on a grid through the pair."""
+    model = "tests.mutants.blind:BlindHeightBump"
+    settings = builtin_contracts()["repulsive-wall-surface"]
+    r = run_adversary(settings, evaluator_for(model), SearchOptions(budget=120), keep=tmp_path, model_spec=model)
+    assert r.status == "violation" and r.kept
+    (kept,) = parse_contracts(r.kept)
+    assert kept.surfaces == settings.surfaces and kept.pairs == [] and 0.01 <= kept.step <= 0.05
