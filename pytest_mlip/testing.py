@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .contracts import CHECKS
 from .contracts.files import parse_contracts
 from .evaluation import evaluator_for
+from .laws import run_contract as run
 
 
 def builtin_contracts() -> dict:
@@ -30,8 +30,7 @@ def run_contract(contract, model: str, role: str = "target", recheck_guaranteed:
     settings = builtin_contracts()[contract] if isinstance(contract, str) else contract
     if overrides:
         settings = type(settings).model_validate({**settings.model_dump(), **overrides})
-    check = CHECKS[settings.check]()
-    return check.run(settings, evaluator_for(model), role=role, recheck_guaranteed=recheck_guaranteed)
+    return run(settings, evaluator_for(model), role=role, recheck_guaranteed=recheck_guaranteed)
 
 
 def assert_bites(contract, mutant: str, clean: str, **overrides):

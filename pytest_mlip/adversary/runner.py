@@ -90,7 +90,7 @@ def run_adversary(settings, evaluator, options: SearchOptions | None = None, *, 
     reproduction script (nothing is written when None). ``model_spec``: the
     name the script loads the model by (default: the evaluator's spec).
     """
-    from ..contracts import CHECKS
+    from ..laws import CHECKS
 
     options = options or SearchOptions()
     t0 = time.perf_counter()

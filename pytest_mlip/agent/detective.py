@@ -219,10 +219,11 @@ class Detective:
                 self.log(f"evidence: {len(prior)} verdicts from the memory {self.memory_path}")
                 return self._roles(prior), f"memory {self.memory_path}"
             self.log("evidence: none given; running the built-in contracts on the target and committee")
-            from .validator import DOMAINS
+            from .validator import open_checks
 
             # by default only contracts whose check the planners can write protocols for
-            names = [n for n in suite if (n in self.contracts if self.contracts else suite[n].check in DOMAINS)]
+            opened = open_checks()
+            names = [n for n in suite if (n in self.contracts if self.contracts else suite[n].check in opened)]
             if self.contracts:
                 unknown = sorted(set(self.contracts) - set(suite))
                 if unknown:

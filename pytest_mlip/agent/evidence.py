@@ -66,7 +66,7 @@ def _f(x) -> float:
 
 
 def item_from_verdict(verdict, ids: dict, source: str) -> EvidenceItem:
-    """Evidence from a live :class:`~pytest_mlip.contracts.base.Verdict` and its artifact id map."""
+    """Evidence from a live :class:`~pytest_mlip.laws.base.Verdict` and its artifact id map."""
     from ..provenance.artifact import finite_or_str
 
     probes = {}

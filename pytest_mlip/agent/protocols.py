@@ -7,10 +7,10 @@ never writes code; it writes tables, serialises them with :func:`to_toml`
 :func:`~pytest_mlip.contracts.files.parse_contracts`, so what runs is exactly
 what a maintainer reads in the file.
 
-*Units* are what a scope grid varies: the dimer pairs and surface approaches
-of the repulsive wall, the fragment pairs of the dissociation limit, the
-structures of the symmetry and stress-strain checks. Each unit has the probe
-id its check gives it, so evidence (per-probe results) maps back onto units.
+*Units* are what a scope grid varies (dimer pairs, surface approaches,
+fragment pairs, structures): each law's playbook names its unit fields and
+the probe id its check gives each unit, so evidence (per-probe results) maps
+back onto units.
 """
 
 from __future__ import annotations
@@ -130,13 +130,12 @@ def normalized(settings) -> str:
 
 # --- units -----------------------------------------------------------------------------------------------------------
 
-#: the list field of each check's table that holds its units
-UNIT_FIELDS = {"repulsive_wall": ("pairs", "surfaces"), "dissociation": ("pairs",), "symmetry": ("structures",),
-               "stress_strain": ("structures",)}
-
-
 def unit_fields(check: str) -> tuple[str, ...]:
-    return UNIT_FIELDS.get(check, ("structures",))
+    """The list fields of a check's table that hold its units (its law's playbook says; structures by default)."""
+    from .playbook import playbook_for
+
+    book = playbook_for(check)
+    return book.unit_fields if book is not None else ("structures",)
 
 
 def spec_label(spec: dict) -> str:
@@ -149,15 +148,11 @@ def spec_label(spec: dict) -> str:
 
 
 def unit_probe_id(check: str, field: str, unit) -> str:
-    """Probe id the check gives a unit (mirrors each check's ``probes``)."""
-    if check == "repulsive_wall" and field == "pairs":
-        return f"{unit[0]}-{unit[1]}"
-    if check == "repulsive_wall" and field == "surfaces":
-        facet = unit.get("facet", "fcc111")
-        return f"{unit['adatom']}/{unit['element']}({facet[3:]})-top"
-    if check == "dissociation":
-        return f"{spec_label(unit[0])}+{spec_label(unit[1])}"
-    return spec_label(unit)
+    """Probe id the check gives a unit (its law's playbook mirrors the check's ``probes``)."""
+    from .playbook import playbook_for
+
+    book = playbook_for(check)
+    return book.probe_id(field, unit) if book is not None else spec_label(unit)
 
 
 def units_of(table: dict) -> list[tuple[str, Any]]:

@@ -57,7 +57,7 @@ def fmt(x) -> str:
 
 
 def format_failure(verdict, state) -> str:
-    from ..contracts.base import unit_text
+    from ..laws.base import unit_text
 
     what = "ERROR (the model could not be evaluated)" if verdict.status == "error" else "FAILED"
     lines = [f"{verdict.contract} {what} on {verdict.model} ({'hard' if verdict.hard else 'soft'}, {verdict.basis})",
@@ -134,7 +134,9 @@ def summary_lines(verdicts: list[dict], state, gate=None, updating: bool = False
     widths = [max(len(str(r[i])) for r in [head] + rows) for i in range(len(head))]
     lines = ["  ".join(str(x).ljust(w) for x, w in zip(head, widths))]
     lines += ["  ".join(str(x).ljust(w) for x, w in zip(r, widths)) for r in rows]
-    gating = [v for v in verdicts if v["role"] == "target" and v["hard"] and v["status"] in ("fail", "error")]
+    from .gate import is_gating
+
+    gating = [v for v in verdicts if is_gating(v)]
     lines.append("")
     texts = set(cell.values())
     key = []
@@ -147,7 +149,7 @@ def summary_lines(verdicts: list[dict], state, gate=None, updating: bool = False
         key.append("spread: v/tau across models at the target's worst probe")
     if key:
         lines.append("; ".join(key) + ".")
-    from ..contracts.base import MISSING_DEPENDENCY
+    from ..laws.base import MISSING_DEPENDENCY
 
     missing = {v["contract"]: v["reason"] for v in verdicts
                if v["status"] == "skip" and v.get("reason", "").startswith(MISSING_DEPENDENCY)}
