@@ -61,10 +61,7 @@ def pytest_addoption(parser):
                   type="paths", default=[])
 
 
-def builtin_contracts_dir() -> Path:
-    from importlib.resources import files
-
-    return Path(str(files("pytest_mlip.builtin_contracts")))
+from .contracts.suite import builtin_contracts_dir  # noqa: E402,F401  (where the built-in contract files are)
 
 
 class MlipSession:

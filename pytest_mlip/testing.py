@@ -7,22 +7,14 @@ Other projects can use the same helpers for their own contracts and mutants.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from .contracts.files import parse_contracts
+from .contracts.suite import load_suite
 from .evaluation import evaluator_for
 from .laws import run_contract as run
 
 
 def builtin_contracts() -> dict:
     """Every built-in contract's settings, by contract name."""
-    from .plugin import builtin_contracts_dir
-
-    out = {}
-    for path in sorted(Path(builtin_contracts_dir()).glob("mlip_*.toml")):
-        for settings in parse_contracts(path):
-            out[settings.name] = settings
-    return out
+    return load_suite()
 
 
 def run_contract(contract, model: str, role: str = "target", recheck_guaranteed: bool = True, **overrides):
