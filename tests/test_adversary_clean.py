@@ -28,6 +28,7 @@ def _contracts():
             update={"structures": C["stress-strain-consistency"].structures[:1]}),
         "desorption_barrier": C["desorption-barrier"].model_copy(
             update={"cases": C["desorption-barrier"].cases[:1]}) if "desorption-barrier" in C else None,
+        "zero_net_force": C["zero-net-force"].model_copy(update={"structures": C["zero-net-force"].structures[:1]}),
     }
 
 
@@ -36,7 +37,8 @@ def test_every_objective_is_covered():
 
 
 @pytest.mark.parametrize("model", CLEAN)
-@pytest.mark.parametrize("objective", ["repulsive_wall", "symmetry", "dissociation", "stress_strain"])
+@pytest.mark.parametrize("objective", ["repulsive_wall", "symmetry", "dissociation", "stress_strain",
+                                       "zero_net_force"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_clean_models_report_no_violation(model, objective, seed):
     settings = _contracts()[objective]

@@ -111,3 +111,77 @@ def test_engines_name_no_law():
             if re.search(rf"""["']{name}["']""", text):
                 named.add((rel, name))
     assert named <= set(NOT_YET_MOVED), sorted(named - set(NOT_YET_MOVED))
+
+
+class _Desk:
+    """What a playbook reads of the detective's desk: element support, the target, the memory (unused here)."""
+
+    def __init__(self, target="sevennet-0"):
+        from pytest_mlip.agent.validator import Validator
+
+        self.target = self.target_name = target
+        self.committee = ["chgnet-0.3.0"]
+        self.validator = Validator(target, self.committee, include_builtin=True)
+
+    def supported(self, elements) -> bool:
+        from pytest_mlip.models.registry import resolve
+
+        return not any(resolve(m).info.supports(list(elements)) for m in [self.target] + self.committee)
+
+    def obeyed_transforms(self, exclude=None) -> list[str]:
+        return []
+
+
+def _first_failing(check):
+    """A hypothesis about the built-in contract of ``check`` whose first probe failed and the others passed."""
+    from pytest_mlip.agent.playbook import _units_by_probe, playbook_for
+    from pytest_mlip.agent.protocols import table_of
+    from pytest_mlip.agent.schema import Hypothesis, Scope
+    from pytest_mlip.testing import builtin_contracts
+
+    settings = next(s for s in builtin_contracts().values() if s.check == check)
+    table = table_of(settings)
+    book = playbook_for(check)
+    units = list(_units_by_probe(table).values())
+    assert units, check
+    failing, passing = units[:1], units[1:]
+    claim = {book.signature(f, u) for f, u in failing}
+    clean = {book.signature(f, u) for f, u in passing} - claim
+    h = Hypothesis(id="H1", key=f"{settings.name}:x", statement="s", check=check, contract=settings.name,
+                   basis=settings.basis, scope=Scope(), mechanism=book.mechanism_of(settings), importance=0.5,
+                   severity=1.0, breadth=0.5, origin=[])
+    return book, settings, table, failing, passing, claim, clean, h
+
+
+@pytest.mark.parametrize("check", sorted(n for n, law in LAWS.items() if law.playbook))
+def test_every_playbook_preregisters_valid_protocols(check):
+    """Each law's playbook maps its contract's probes back onto units and pre-registers a mechanism protocol (and
+    scope/control/impact where neighbours exist) that the validator admits: data only, fixed checks."""
+    book, settings, table, failing, passing, claim, clean, h = _first_failing(check)
+    desk = _Desk()
+    preds = book.predictions(desk, h, table, settings, failing, passing, claim, clean, f"h1-{check}", False)
+    kinds = {p.kind for p in preds}
+    assert "mechanism" in kinds, (check, kinds)
+    for p in preds:
+        gate = desk.validator.protocol(p.protocol, where=p.name)
+        assert gate.ok, (check, p.name, gate.errors)
+        assert gate.settings[0].check == check
+    assert book.mechanism_of(settings) != "unknown" and 0 < book.importance_of(settings) <= 1
+
+
+def test_zero_net_force_objective_finds_a_net_force_and_clears_a_clean_model(tmp_path):
+    """The law's new adversary objective bites: a planted constant force is found at its full size (v/tau
+    > 1), a model whose energy is translation invariant stays at rounding noise; both results recompute."""
+    from pytest_mlip.adversary.runner import run_adversary
+    from pytest_mlip.adversary.search import SearchOptions
+    from pytest_mlip.evaluation import evaluator_for
+    from pytest_mlip.testing import builtin_contracts
+
+    settings = builtin_contracts()["zero-net-force"]
+    settings = settings.model_copy(update={"structures": settings.structures[:1]})
+    bad = run_adversary(settings, evaluator_for(LAWS["zero_net_force"].mutant), SearchOptions(budget=12),
+                        output=tmp_path / "bad")
+    good = run_adversary(settings, evaluator_for("tests.mutants:clean_morse"), SearchOptions(budget=12),
+                         output=tmp_path / "good")
+    assert bad.status == "violation" and bad.value > 1.0, (bad.status, bad.reason, bad.value)
+    assert good.status != "violation" and good.value < 1e-3, (good.status, good.reason, good.value)

@@ -111,7 +111,7 @@ class OfflinePlanner(Planner):
                 continue  # the law opts out of the detective (pytest-mlip laws says why)
             committee = [c for c in desk.evidence if c.contract == e.contract and c.role == "committee"]
             c_vals = [c.v for c in committee if c.max_normalized is not None]
-            if e.status in ("fail", "error") and e.basis == "exact":
+            if e.status in ("fail", "error"):  # exact basis: a violation; disagreement basis: the target stands out
                 h = self._widen(desk, e, settings, committee)
             elif e.status == "pass" and c_vals and e.v > 0.1 and e.v > 10 * max(c_vals):
                 h = self._suspicion(desk, e, settings, c_vals)
@@ -175,7 +175,7 @@ class OfflinePlanner(Planner):
         conditions = [lw] + [f"{k} = {getattr(settings, k)}" for k in book.conditions if hasattr(settings, k)]
         return Hypothesis(
             id="H0", key=f"{e.contract}:{'+'.join(classes)}", statement=statement, check=e.check, contract=e.contract,
-            basis="exact", scope=Scope(elements=elements, sites=sorted({f for f, _ in failing}), structures=fprobes,
+            basis=e.basis, scope=Scope(elements=elements, sites=sorted({f for f, _ in failing}), structures=fprobes,
                                        conditions=conditions + [f"class {c}" for c in classes]),
             mechanism=book.mechanism_of(settings), importance=round(importance, 3), severity=round(severity, 4),
             breadth=round(breadth, 4), origin=origin)
@@ -216,7 +216,7 @@ class OfflinePlanner(Planner):
         book = playbook_for(e.check)
         lw = book.law_key(settings)
         return Hypothesis(
-            id="H0", key=key, check=e.check, contract=e.contract, basis="exact", parent=parent["id"],
+            id="H0", key=key, check=e.check, contract=e.contract, basis=parent.get("basis", "exact"), parent=parent["id"],
             statement=(f"narrowed after {parent['id']} was rejected: {desk.target_name}'s violation of {e.contract} "
                        f"is specific to the configurations that failed ({', '.join(fprobes[:6])}) and persists when "
                        "they are placed in a new environment; their class neighbours obey the law"),

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .chemistry import facet_for, neighbours, reference_structure, same_class_neighbours, signature, \
+from .chemistry import element_class, facet_for, neighbours, reference_structure, same_class_neighbours, signature, \
     similar_molecules
 from .protocols import spec_label, unit_elements, unit_probe_id, units_of
 from .schema import Hypothesis, Prediction
@@ -37,7 +37,7 @@ def _units_by_probe(table: dict) -> dict[str, tuple[str, Any]]:
     out = {}
     for f, u in units_of(table):
         try:
-            out[unit_probe_id(table["check"], f, u)] = (f, u)
+            out[unit_probe_id(table["check"], f, u, table)] = (f, u)
         except Exception:
             continue
     return out
@@ -63,6 +63,10 @@ class Playbook:
     conditions: ClassVar[tuple[str, ...]] = ()
     #: what each outcome means: (outcome, meaning) rows of the escalation report's decision table
     decision: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: run this law's built-in contracts when the detective gathers its own evidence (the four laws the detective
+    #: started with; the others keep a default run as cheap as it was: they are widened from evidence given, a
+    #: report or a store, or when named with --contracts)
+    default_evidence: ClassVar[bool] = False
 
     # --- what a law states ---------------------------------------------------------------------------------------
     @staticmethod
@@ -80,8 +84,12 @@ class Playbook:
     def mechanism_of(self, settings) -> str:
         return self.mechanisms.get(self.variant(settings), "unknown")
 
-    def probe_id(self, field: str, unit) -> str:
-        """The probe id the check gives a unit (mirrors its ``probes``)."""
+    def units(self, table: dict) -> list[tuple[str, Any]]:
+        """(field, unit) of every unit in a contract table of this law; by default the items of its unit fields."""
+        return [(f, u) for f in self.unit_fields for u in table.get(f, []) or []]
+
+    def probe_id(self, field: str, unit, table: dict | None = None) -> str:
+        """The probe id the check gives a unit (mirrors its ``probes``; ``table``: the contract table it is in)."""
         return spec_label(unit)
 
     def signature(self, field_: str, unit) -> tuple:
@@ -199,6 +207,22 @@ class Playbook:
         return out
 
 
+    def _crystals(self, desk, structs: list, existing: list) -> list[dict]:
+        """Rattled cubic crystals of the failing structures' metals (or C, Si), not yet evaluated: the condensed-
+        phase setting an impact protocol asks about."""
+        elems = []
+        for u in structs:
+            elems += [x for x in unit_elements("structures", u) if element_class(x) != "non-metal"] or \
+                [x for x in unit_elements("structures", u) if x in ("C", "Si")]
+        bulks = []
+        for el in dict.fromkeys(elems):
+            sym, a = reference_structure(el)
+            if sym in ("fcc", "bcc", "diamond") and desk.supported([el]):
+                spec = {"kind": "bulk", "name": el, "cubic": True, "rattle": 0.05}
+                if not any(_same_unit(spec, x) for x in existing):
+                    bulks.append(spec)
+        return bulks
+
     def _grow_structure(self, u: dict) -> list[dict]:
         kind = u.get("kind")
         out = []
@@ -239,7 +263,7 @@ class Playbook:
                         r1 = r0 - covalent_radii[atomic_numbers[el]] + covalent_radii[atomic_numbers[n]]
                         new = dict(u, name=name)
                         if u.get("a"):
-                            new["a"] = round(float(u["a"]) * r1 / r0, 3)
+                            new["a"] = round(float(u["a"] * r1 / r0), 3)
                         out.append(new)
         elif kind == "slab":
             for n in same_class_neighbours(u["element"]):
@@ -250,6 +274,58 @@ class Playbook:
             out += [{**u, "element": n} for n in same_class_neighbours(u["element"])]
         return out
 
+
+
+class StructuresPlaybook(Playbook):
+    """A law whose units are structure specs (``structures``): scope on neighbouring structures of the failing
+    class, a control on neighbours of those that obeyed, one factor varied (:meth:`vary`), and a rattled crystal
+    of a failing element as the application setting. A law states only what it varies and why."""
+
+    #: the application setting's question, for this law
+    impact = "a rattled periodic crystal of the same element (condensed-phase MD or relaxation): does it carry over?"
+
+    def vary(self, settings) -> tuple[dict, str]:  # pragma: no cover - interface
+        """(the settings the mechanism protocol changes, why that one factor tells mechanisms apart)."""
+        raise NotImplementedError
+
+    def predictions(self, desk, h, table, settings, failing, passing, claim, clean, base, narrowed):
+        structs = [u for _, u in failing]
+        existing = list(table.get("structures", []))
+        common = {k: v for k, v in table.items()
+                  if k not in ("name", "check", "hard", "basis", "description", "structures")}
+        head = {"check": self.check, "hard": settings.hard, "basis": settings.basis}
+        preds = []
+        scope = []
+        if not narrowed:
+            grown = self._round_robin([self._grow_structure(u) for u in structs])
+            scope = self._filter_units(desk, self.check, "structures", grown, existing, claim, SCOPE_UNITS)
+            if scope:
+                preds.append(self._pred(
+                    f"{base}-scope", "scope", "fail", "pass",
+                    "structures of the failing class never evaluated: the target violates the law on at least one; "
+                    "at least half the committee obeys it",
+                    {"name": f"{base}-scope", **head, "description": f"scope of {h.id}: neighbouring structures",
+                     "structures": scope, **common}))
+            grown = self._round_robin([self._grow_structure(u) for _, u in passing])
+            control = self._neighbour_control(desk, h, base, self.check, "structures", grown, existing + scope,
+                                              clean, common, "neighbours of the structures that obeyed the law: "
+                                                             "the target obeys it on them too")
+            if control:
+                control.protocol.update(head)
+                preds.append(control)
+        changes, why = self.vary(settings)
+        preds.append(self._pred(
+            f"{base}-varied", "mechanism" if not narrowed else "scope", "fail", "any", f"one factor varied ({why})",
+            {"name": f"{base}-varied", **head, "description": f"mechanism of {h.id}: the failing structures, one "
+                                                              "factor varied",
+             "structures": structs[:MECHANISM_UNITS], **{**common, **changes}}, extra=self._float64(desk)))
+        bulks = self._crystals(desk, structs, existing + scope)
+        if bulks:
+            preds.append(self._pred(
+                f"{base}-crystal", "impact", "any", "any", f"the application setting: {self.impact}",
+                {"name": f"{base}-crystal", **head, "description": f"impact of {h.id}: a periodic crystal",
+                 "structures": bulks[:2], **common}))
+        return preds
 
 
 def playbook_for(check: str) -> Playbook | None:

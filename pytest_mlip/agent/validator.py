@@ -170,7 +170,7 @@ class Validator:
         out: dict[str, str] = {}
         dirs = list(self.existing_dirs)
         if self.include_builtin:
-            from ..plugin import builtin_contracts_dir
+            from ..contracts.suite import builtin_contracts_dir
 
             dirs.append(builtin_contracts_dir())
         for d in dirs:

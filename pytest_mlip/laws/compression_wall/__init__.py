@@ -5,13 +5,13 @@ from .check import CompressionWall
 
 _WHY_NOT = {
     'adversary': ('no objective yet: the domain (the linear scale of each crystal between scale_min and equilibrium) is continuous; not written (issue 12 coverage, not done)'),
-    'detective': ("no playbook yet: the detective does not widen this law's findings into hypotheses (issue 12 coverage, not done)"),
     'reference': ("bulk cells compressed to 0.4 x equilibrium: plane-wave cells with hard PAW setups, out of LCAO's basis and the budget here"),
-    'calibration': ('its tolerance is argued from noise measured by hand and stated in its threshold text; benchmarks/calibrate_noise.py does not measure it (no calibration.json entry)'),
+    'calibration': ('float32 rounding is bounded analytically in its threshold (< 1e-3 eV/atom up to |E| ~ 1e4 eV/atom, tau 1e-2); not measured by benchmarks/calibrate_noise.py'),
 }
 
 LAW = Law(
     check=CompressionWall,
+    playbook="playbook:CompressionWallPlaybook",
     figure="E(scale) and P(scale) scans per crystal",
     axes={'E': ('energy per atom', 'eV/atom'), 'scale': ('lattice scale factor', ''), 'P_GPa': ('pressure', 'GPa')},
     mutant="tests.mutants.physics:compression_collapse",

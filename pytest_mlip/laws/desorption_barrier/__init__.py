@@ -4,12 +4,12 @@ from ..law import Law
 from .check import DesorptionBarrier
 
 _WHY_NOT = {
-    'detective': ("no playbook yet: the detective does not widen this law's findings into hypotheses (issue 12 coverage, not done)"),
-    'calibration': ('its tolerance is argued from noise measured by hand and stated in its threshold text; benchmarks/calibrate_noise.py does not measure it (no calibration.json entry)'),
+    'calibration': ("tau = 0.05 eV is 2x the DFT residual of the seed's CO/Cu(111) path, > 100x float32 noise (stated in its threshold); not measured by benchmarks/calibrate_noise.py"),
 }
 
 LAW = Law(
     check=DesorptionBarrier,
+    playbook="playbook:DesorptionBarrierPlaybook",
     objective="adversary:DesorptionBarrierObjective",
     card="card:DesorptionBarrierCard",
     figure="rigid desorption scan E(dz) per case",

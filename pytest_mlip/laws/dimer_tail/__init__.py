@@ -5,12 +5,12 @@ from .check import DimerTail
 
 _WHY_NOT = {
     'adversary': ('no objective yet: the tail distance is continuous within the cutoff, but the law is judged against the committee at one stated distance (basis disagreement); not written (issue 12 coverage, not done)'),
-    'detective': ("no playbook yet: the detective does not widen this law's findings into hypotheses (issue 12 coverage, not done)"),
-    'calibration': ('its tolerance is argued from noise measured by hand and stated in its threshold text; benchmarks/calibrate_noise.py does not measure it (no calibration.json entry)'),
+    'calibration': ('a disagreement-basis law: tau (0.1) is set against the committee (2.5x the largest committee tail in the source study), not against float32 noise'),
 }
 
 LAW = Law(
     check=DimerTail,
+    playbook="playbook:DimerTailPlaybook",
     card="card:DimerTailCard",
     figure="dimer curves E(r) - E(inf) with the tail point",
     mutant="tests.mutants.physics:long_tail",

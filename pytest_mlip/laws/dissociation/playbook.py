@@ -8,6 +8,7 @@ from ...agent.protocols import spec_label
 
 class DissociationPlaybook(Playbook):
     check = "dissociation"
+    default_evidence = True
     unit_fields = ("pairs",)
     bounds = {"gap": (6.0, 40.0)}
     importance = {"": 0.8}  # binding and reaction energies
@@ -15,7 +16,7 @@ class DissociationPlaybook(Playbook):
                        "graph edges longer than the stated cutoff)")}
     conditions = ("gap",)
 
-    def probe_id(self, field, unit) -> str:
+    def probe_id(self, field, unit, table=None) -> str:
         return f"{spec_label(unit[0])}+{spec_label(unit[1])}"
 
     def predictions(self, desk, h, table, settings, failing, passing, claim, clean, base, narrowed):

@@ -5,13 +5,13 @@ from .check import EnergyForce
 
 _WHY_NOT = {
     'adversary': ('no objective yet: the domain (displaced structures) is continuous; not written (issue 12 coverage, not done)'),
-    'detective': ("no playbook yet: the detective does not widen this law's findings into hypotheses (issue 12 coverage, not done)"),
     'reference': ("a consistency of the model's own outputs (forces = -dE/dx): nothing external to compare"),
     'figure': ("single-point quantities, no scan to draw: the report's verdict matrix shows its v/tau per model"),
 }
 
 LAW = Law(
     check=EnergyForce,
+    playbook="playbook:EnergyForcePlaybook",
     calibration=OBSERVED_NOISE,
     mutant="tests.mutants.physics:hidden_pair_force",
     opt_out=_WHY_NOT,

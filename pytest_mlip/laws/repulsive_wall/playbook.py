@@ -12,6 +12,7 @@ WALL_MECHANISM_UNITS = 2  # a refined wall scan is long: two pairs settle a disc
 
 class RepulsiveWallPlaybook(Playbook):
     check = "repulsive_wall"
+    default_evidence = True
     unit_fields = ("pairs", "surfaces")
     bounds = {"r_inner": (0.1, 1.0), "step": (0.01, 0.2)}
     importance = {"": 0.9}  # MD and relaxations collapse atoms together
@@ -19,7 +20,7 @@ class RepulsiveWallPlaybook(Playbook):
                        "shortest sampled bond and falls without bound")}
     conditions = ("r_inner",)
 
-    def probe_id(self, field, unit) -> str:
+    def probe_id(self, field, unit, table=None) -> str:
         if field == "pairs":
             return f"{unit[0]}-{unit[1]}"
         facet = unit.get("facet", "fcc111")

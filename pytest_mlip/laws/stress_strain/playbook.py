@@ -7,6 +7,7 @@ from ...agent.playbook import MECHANISM_UNITS, SCOPE_UNITS, Playbook
 
 class StressStrainPlaybook(Playbook):
     check = "stress_strain"
+    default_evidence = True
     bounds = {"strain_step": (1e-4, 1e-2)}
     importance = {"": 0.7}  # cell relaxations, NPT
     mechanisms = {"": "the stress is not the strain derivative of the energy (a direct stress head or missing cell terms)"}

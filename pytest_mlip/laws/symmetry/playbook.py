@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...agent.chemistry import element_class, reference_structure
 from ...agent.playbook import MECHANISM_UNITS, SCOPE_UNITS, Playbook, _same_unit
-from ...agent.protocols import unit_elements
 from ...agent.validator import MAX_SAMPLES
 
 
 class SymmetryPlaybook(Playbook):
     check = "symmetry"
+    default_evidence = True
     bounds = {"samples": (1, MAX_SAMPLES)}
     importance = {"rotation": 0.8, "translation": 0.8, "permutation": 0.7,
                   "inversion": 0.6,  # enantiomers, chirality-sensitive properties
@@ -92,17 +91,7 @@ class SymmetryPlaybook(Playbook):
                  "structures": varied, **common}))
         # impact: a periodic crystal of a failing element (condensed phase)
         if settings.transform != "periodic_image":
-            elems = []
-            for u in structs:
-                elems += [x for x in unit_elements("structures", u) if element_class(x) != "non-metal"] or \
-                    [x for x in unit_elements("structures", u) if x in ("C", "Si")]
-            bulks = []
-            for el in dict.fromkeys(elems):
-                sym, a = reference_structure(el)
-                if sym in ("fcc", "bcc", "diamond") and desk.supported([el]):
-                    spec = {"kind": "bulk", "name": el, "cubic": True, "rattle": 0.05}
-                    if not any(_same_unit(spec, x) for x in existing):
-                        bulks.append(spec)
+            bulks = self._crystals(desk, structs, existing)
             if bulks:
                 preds.append(self._pred(
                     f"{base}-crystal", "impact", "any", "any",

@@ -4,14 +4,14 @@ from ..law import OBSERVED_NOISE, Law
 from .check import ZeroNetForce
 
 _WHY_NOT = {
-    'adversary': ('no objective yet: the domain (displaced structures) is continuous; not written (issue 12 coverage, not done)'),
-    'detective': ("no playbook yet: the detective does not widen this law's findings into hypotheses (issue 12 coverage, not done)"),
     'reference': ('an exact consequence of translation invariance: a reference would restate the law'),
     'figure': ("single-point quantities, no scan to draw: the report's verdict matrix shows its v/tau per model"),
 }
 
 LAW = Law(
     check=ZeroNetForce,
+    objective="adversary:ZeroNetForceObjective",
+    playbook="playbook:ZeroNetForcePlaybook",
     calibration=OBSERVED_NOISE,
     mutant="tests.mutants.physics:constant_force",
     opt_out=_WHY_NOT,

@@ -7,10 +7,13 @@ from typing import Literal
 import numpy as np
 
 from ..base import Check, ContractSettings, Measurement
+from .domain import NetForceDomain
 
 
 class ZeroNetForceSettings(ContractSettings):
     check: Literal["zero_net_force"] = "zero_net_force"
+    #: Z for --mlip-adversary (None: the contract's structures displaced; see domain.py beside this module)
+    adversary: NetForceDomain | None = None
 
     default_tolerance = {"net_force": 1e-3}
 
