@@ -43,6 +43,11 @@ def _units_by_probe(table: dict) -> dict[str, tuple[str, Any]]:
     return out
 
 
+def _element_pair(unit) -> bool:
+    """A dimer pair written as two element symbols (``["Cu", "O"]``)."""
+    return isinstance(unit, (list, tuple)) and len(unit) == 2 and all(isinstance(x, str) for x in unit)
+
+
 def _same_unit(a, b) -> bool:
     if isinstance(a, (list, tuple)) and a and isinstance(a[0], str):
         return sorted(a) == sorted(b) if isinstance(b, (list, tuple)) else False
@@ -90,10 +95,15 @@ class Playbook:
 
     def probe_id(self, field: str, unit, table: dict | None = None) -> str:
         """The probe id the check gives a unit (mirrors its ``probes``; ``table``: the contract table it is in)."""
+        if _element_pair(unit):
+            return f"{unit[0]}-{unit[1]}"
         return spec_label(unit)
 
     def signature(self, field_: str, unit) -> tuple:
-        """What a scope claim about a unit is about: its element classes (and, for structures, its shape)."""
+        """What a scope claim about a unit is about: its element classes (and, for structures, its shape; for an
+        element pair, both partners' classes)."""
+        if _element_pair(unit):
+            return tuple(sorted(element_class(e) for e in unit))
         sig = signature(unit_elements(field_, unit))
         if isinstance(unit, dict) and "kind" in unit:
             shape = unit["kind"] + ("~rattled" if unit.get("rattle") else "")
@@ -129,6 +139,16 @@ class Playbook:
             if len(out) >= limit:
                 break
         return out
+
+    def _grow_pairs(self, pairs) -> list:
+        """Neighbouring element pairs of each pair, taken in turns: homonuclear neighbours of a homonuclear pair,
+        then one partner replaced by a neighbour of its class."""
+        lists = []
+        for a, b in pairs:
+            opts = [[n, n] for n in same_class_neighbours(a)] if a == b else []
+            opts += [[n, b] for n in same_class_neighbours(a)] + [[a, n] for n in same_class_neighbours(b)]
+            lists.append(opts)
+        return self._round_robin(lists)
 
     @staticmethod
     def _round_robin(lists: list[list]) -> list:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...agent.chemistry import element_class, facet_for, same_class_neighbours
+from ...agent.chemistry import element_class, facet_for
 from ...agent.playbook import CONTROL_UNITS, SCOPE_UNITS, Playbook
 
 
@@ -22,27 +22,14 @@ class PesSmoothnessPlaybook(Playbook):
 
     def probe_id(self, field, unit, table=None) -> str:
         if field == "pairs":
-            return f"{unit[0]}-{unit[1]}"
+            return super().probe_id(field, unit, table)
         facet = unit.get("facet", "fcc111")
         return f"{unit['adatom']}/{unit['element']}({facet[3:]})-path@{float(unit.get('height', 2.0)):g}A"
-
-    def signature(self, field_, unit) -> tuple:
-        if field_ == "pairs":
-            return tuple(sorted(element_class(e) for e in unit))  # a pair: both partners' classes
-        return super().signature(field_, unit)
 
     def _table(self, base, suffix, h, what, settings, **units):
         return {"name": f"{base}-{suffix}", "check": self.check, "hard": True, "basis": "exact",
                 "description": f"{what} of {h.id}", "step": settings.step, "path_step": settings.path_step,
                 "beyond_cutoff": settings.beyond_cutoff, "tolerance": dict(settings.tolerance), **units}
-
-    def _grow(self, pairs):
-        lists = []
-        for a, b in pairs:
-            opts = [[n, n] for n in same_class_neighbours(a)] if a == b else []
-            opts += [[n, b] for n in same_class_neighbours(a)] + [[a, n] for n in same_class_neighbours(b)]
-            lists.append(opts)
-        return self._round_robin(lists)
 
     def predictions(self, desk, h, table, settings, failing, passing, claim, clean, base, narrowed):
         pairs = [u for f, u in failing if f == "pairs"]
@@ -50,14 +37,14 @@ class PesSmoothnessPlaybook(Playbook):
         existing = list(table.get("pairs", []))
         preds = []
         if not narrowed and pairs:
-            scope = self._filter_units(desk, self.check, "pairs", self._grow(pairs), existing, claim, SCOPE_UNITS)
+            scope = self._filter_units(desk, self.check, "pairs", self._grow_pairs(pairs), existing, claim, SCOPE_UNITS)
             if scope:
                 preds.append(self._pred(
                     f"{base}-scope", "scope", "fail", "pass",
                     "neighbouring element pairs of the failing class, never evaluated: the target's curve jumps, "
                     "spikes or flips on at least one; at least half the committee's is smooth",
                     self._table(base, "scope", h, "scope: neighbouring pairs", settings, pairs=scope)))
-            ctrl = self._filter_units(desk, self.check, "pairs", self._grow([u for f, u in passing if f == "pairs"]),
+            ctrl = self._filter_units(desk, self.check, "pairs", self._grow_pairs([u for f, u in passing if f == "pairs"]),
                                       existing + scope, clean, CONTROL_UNITS)
             if ctrl:
                 preds.append(self._pred(

@@ -22,30 +22,16 @@ class RepulsiveWallPlaybook(Playbook):
 
     def probe_id(self, field, unit, table=None) -> str:
         if field == "pairs":
-            return f"{unit[0]}-{unit[1]}"
+            return super().probe_id(field, unit, table)
         facet = unit.get("facet", "fcc111")
         return f"{unit['adatom']}/{unit['element']}({facet[3:]})-top"
-
-    def signature(self, field_, unit) -> tuple:
-        if field_ == "pairs":
-            return tuple(sorted(element_class(e) for e in unit))  # a pair: both partners' classes
-        return super().signature(field_, unit)
 
     def predictions(self, desk, h, table, settings, failing, passing, claim, clean, base, narrowed):
         pairs = [u for f, u in failing if f == "pairs"]
         surfs = [u for f, u in failing if f == "surfaces"]
         existing = list(table.get("pairs", []))
         common = {"r_inner": settings.r_inner, "step": settings.step, "tolerance": dict(settings.tolerance)}
-
-        def grow(ps):
-            lists = []
-            for a, b in ps:
-                opts = []
-                if a == b:
-                    opts += [[n, n] for n in same_class_neighbours(a)]
-                opts += [[n, b] for n in same_class_neighbours(a)] + [[a, n] for n in same_class_neighbours(b)]
-                lists.append(opts)
-            return self._round_robin(lists)
+        grow = self._grow_pairs
 
         preds = []
         if not narrowed:
