@@ -95,9 +95,6 @@ NOT_YET_MOVED = {
     ("agent/report.py", "symmetry"): "escalation-report text per law (owned by the judge work this round)",
     ("agent/report.py", "dissociation"): "escalation-report text per law (owned by the judge work this round)",
     ("agent/report.py", "stress_strain"): "escalation-report text per law (owned by the judge work this round)",
-    ("reporting/verdicts.py", "energy_force"): "the energy-force x symmetry cross-reference of the summary",
-    ("reporting/verdicts.py", "symmetry"): "the energy-force x symmetry cross-reference of the summary",
-    ("agent/detective.py", "symmetry"): "the transformations the target obeyed (a symmetry control)",
     ("agent/chemistry.py", "symmetry"): "ASE's reference_states key (a crystal structure), not the law",
 }
 
@@ -122,14 +119,13 @@ class _Desk:
         self.target = self.target_name = target
         self.committee = ["chgnet-0.3.0"]
         self.validator = Validator(target, self.committee, include_builtin=True)
+        self.evidence, self.suite = [], {}
 
     def supported(self, elements) -> bool:
         from pytest_mlip.models.registry import resolve
 
         return not any(resolve(m).info.supports(list(elements)) for m in [self.target] + self.committee)
 
-    def obeyed_transforms(self, exclude=None) -> list[str]:
-        return []
 
 
 def _first_failing(check):
@@ -185,3 +181,17 @@ def test_zero_net_force_objective_finds_a_net_force_and_clears_a_clean_model(tmp
                          output=tmp_path / "good")
     assert bad.status == "violation" and bad.value > 1.0, (bad.status, bad.reason, bad.value)
     assert good.status != "violation" and good.value < 1e-3, (good.status, good.reason, good.value)
+
+
+def test_a_law_read_against_another_names_the_root_on_the_same_structure():
+    """The summary's cross-reference comes from the symmetry law's record, not from a name in the reporting code."""
+    from pytest_mlip.reporting.verdicts import crossref
+
+    vs = [{"model": "m", "check": "symmetry", "contract": "rotation-invariance", "status": "fail", "worst_probe": "X"},
+          {"model": "m", "check": "energy_force", "contract": "ef", "status": "fail",
+           "probes": [{"probe": "X", "status": "ok", "normalized": 203.0}]},
+          {"model": "n", "check": "symmetry", "contract": "rotation-invariance", "status": "fail", "worst_probe": "X"}]
+    lines = crossref(vs)
+    assert lines[0] == "symmetry failures read against energy-force consistency on the same structure:"
+    assert "rotation-invariance on m fails on X: energy-force consistency BROKEN there (v/tau 203;" in lines[1]
+    assert lines[2].endswith("energy-force consistency not measured (energy-force contract not run)")

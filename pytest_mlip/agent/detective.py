@@ -64,19 +64,6 @@ class Desk:
                 return False
         return True
 
-    def obeyed_transforms(self, exclude: str | None = None) -> list[str]:
-        """Symmetry transforms whose contracts the target passed in the evidence (best known first)."""
-        order = ["rotation", "translation", "permutation", "inversion", "periodic_image"]
-        out = []
-        for e in self.evidence:
-            if e.model != self.target_name or e.check != "symmetry" or e.status != "pass":
-                continue
-            s = self.suite.get(e.contract)
-            t = getattr(s, "transform", None)
-            if t and t != exclude and t != "periodic_image" and t not in out:
-                out.append(t)
-        return sorted(out, key=order.index)
-
 
 @dataclass
 class Escalation:

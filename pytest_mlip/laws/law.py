@@ -60,6 +60,9 @@ class Law:
     #: where the planted-defect calculator lives (a path::name a maintainer can open)
     mutant: str | None = None
     opt_out: dict[str, str] = field(default_factory=dict)
+    #: laws a failure of this one is read against on the same model and structure (the summary's cross-reference):
+    #: other law -> (its words, what a failure of it there suggests, what a pass there says)
+    read_against: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     package: str = ""
 
     def __post_init__(self):

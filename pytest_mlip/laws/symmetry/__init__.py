@@ -15,4 +15,7 @@ LAW = Law(
     calibration="calibration:noise",
     mutant="tests.mutants.foundation:OrientationBias",
     opt_out=_WHY_NOT,
+    read_against={"energy_force": ("energy-force consistency",
+                                   "the symmetry failure may come from forces that are not -dE/dx",
+                                   "the forces are the gradient of the energy")},
 )

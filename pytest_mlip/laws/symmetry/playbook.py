@@ -45,7 +45,7 @@ class SymmetryPlaybook(Playbook):
                     {"name": f"{base}-scope", "check": "symmetry", "hard": True, "basis": "exact",
                      "description": f"scope of {h.id}: {settings.transform} on neighbouring structures",
                      "structures": scope, **common}))
-            obeyed = desk.obeyed_transforms(exclude=settings.transform)
+            obeyed = self.obeyed_transforms(desk, exclude=settings.transform)
             if obeyed and scope:
                 t2 = obeyed[0]
                 ctrl = {"name": f"{base}-control", "check": "symmetry", "hard": True, "basis": "exact",
@@ -100,6 +100,18 @@ class SymmetryPlaybook(Playbook):
                     {"name": f"{base}-crystal", "check": "symmetry", "hard": True, "basis": "exact",
                      "description": f"impact of {h.id}: a periodic crystal", "structures": bulks[:2], **common}))
         return preds
+
+    def obeyed_transforms(self, desk, exclude: str | None = None) -> list[str]:
+        """Transforms whose contracts the target passed in the evidence (best known first)."""
+        order = ["rotation", "translation", "permutation", "inversion", "periodic_image"]
+        out = []
+        for e in desk.evidence:
+            if e.model != desk.target_name or e.check != self.check or e.status != "pass":
+                continue
+            t = getattr(desk.suite.get(e.contract), "transform", None)
+            if t and t != exclude and t != "periodic_image" and t not in out:
+                out.append(t)
+        return sorted(out, key=order.index)
 
     def reference_configs(self, check, settings, probe, series, points):
         from .check import transformed
