@@ -195,3 +195,20 @@ def test_a_law_read_against_another_names_the_root_on_the_same_structure():
     assert lines[0] == "symmetry failures read against energy-force consistency on the same structure:"
     assert "rotation-invariance on m fails on X: energy-force consistency BROKEN there (v/tau 203;" in lines[1]
     assert lines[2].endswith("energy-force consistency not measured (energy-force contract not run)")
+
+
+def test_compression_objective_finds_the_collapse_and_clears_a_clean_crystal(tmp_path):
+    """The compression wall's objective (any two scales inside the model's equilibrium) bites on the planted
+    collapse and reports nothing on Lennard-Jones copper; both numbers recompute from the saved cells."""
+    from pytest_mlip.adversary.runner import run_adversary
+    from pytest_mlip.adversary.search import SearchOptions
+    from pytest_mlip.evaluation import evaluator_for
+    from pytest_mlip.testing import builtin_contracts
+
+    settings = builtin_contracts()["compression-wall"].model_copy(
+        update={"crystals": builtin_contracts()["compression-wall"].crystals[:1]})  # fcc Cu
+    bad = run_adversary(settings, evaluator_for(LAWS["compression_wall"].mutant), SearchOptions(budget=16),
+                        output=tmp_path / "bad")
+    good = run_adversary(settings, evaluator_for("lennard-jones"), SearchOptions(budget=16), output=tmp_path / "good")
+    assert bad.status == "violation" and bad.value > 1.0, (bad.status, bad.reason, bad.value)
+    assert good.status != "violation", (good.status, good.reason, good.value)

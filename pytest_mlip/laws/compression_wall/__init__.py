@@ -4,13 +4,13 @@ from ..law import Law
 from .check import CompressionWall
 
 _WHY_NOT = {
-    'adversary': ('no objective yet: the domain (the linear scale of each crystal between scale_min and equilibrium) is continuous; not written (issue 12 coverage, not done)'),
     'reference': ("bulk cells compressed to 0.4 x equilibrium: plane-wave cells with hard PAW setups, out of LCAO's basis and the budget here"),
     'calibration': ('float32 rounding is bounded analytically in its threshold (< 1e-3 eV/atom up to |E| ~ 1e4 eV/atom, tau 1e-2); not measured by benchmarks/calibrate_noise.py'),
 }
 
 LAW = Law(
     check=CompressionWall,
+    objective="adversary:CompressionWallObjective",
     playbook="playbook:CompressionWallPlaybook",
     figure="E(scale) and P(scale) scans per crystal",
     axes={'E': ('energy per atom', 'eV/atom'), 'scale': ('lattice scale factor', ''), 'P_GPa': ('pressure', 'GPa')},

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..base import Check, ContractSettings, Measurement, Probe
 from ..repulsive_wall.check import wall_violation
+from .domain import ScaleDomain
 
 EV_PER_A3_TO_GPA = 160.21766208
 PROTOTYPES = ("sc", "bcc", "fcc", "hcp", "diamond")
@@ -39,6 +40,9 @@ class CompressionWallSettings(ContractSettings):
     scale_max: float = Field(3.0, gt=1.0, le=5.0, description="outermost linear size / equilibrium size")
     inward_points: int = Field(12, ge=4, le=200, description="points from scale_min to the equilibrium")
     outward_points: int = Field(4, ge=0, le=100, description="points from the equilibrium to scale_max")
+
+    #: Z for --mlip-adversary (None: the contract's own scale range; see domain.py beside this module)
+    adversary: ScaleDomain | None = None
 
     default_tolerance = {"drop": 1e-2}
 
