@@ -4,7 +4,7 @@ from ..law import Law
 from .check import DimerTail
 
 _WHY_NOT = {
-    'adversary': ('no objective yet: the tail distance is continuous within the cutoff, but the law is judged against the committee at one stated distance (basis disagreement); not written (issue 12 coverage, not done)'),
+    'adversary': ('no objective yet: the law is judged at one stated distance against the committee (basis disagreement), so there is no model-only violation to ascend over the distance'),
     'calibration': ('a disagreement-basis law: tau (0.1) is set against the committee (2.5x the largest committee tail in the source study), not against float32 noise'),
 }
 
