@@ -212,3 +212,12 @@ def test_compression_objective_finds_the_collapse_and_clears_a_clean_crystal(tmp
     good = run_adversary(settings, evaluator_for("lennard-jones"), SearchOptions(budget=16), output=tmp_path / "good")
     assert bad.status == "violation" and bad.value > 1.0, (bad.status, bad.reason, bad.value)
     assert good.status != "violation", (good.status, good.reason, good.value)
+
+
+def test_every_law_folder_is_packaged():
+    """A wheel holds only the packages pyproject.toml lists (setuptools' find could not also map contracts/ to
+    pytest_mlip.builtin_contracts): a law folder missing there would work in a checkout and vanish when installed."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    assert {law.package for law in LAWS.values()} | {"pytest_mlip.laws"} <= listed
