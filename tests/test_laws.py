@@ -221,3 +221,24 @@ def test_every_law_folder_is_packaged():
 
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     assert {law.package for law in LAWS.values()} | {"pytest_mlip.laws"} <= listed
+
+
+def test_the_detective_escalates_a_law_it_gained_a_playbook_for(tmp_path):
+    """End to end on a law the detective did not cover before: a planted constant force is widened from the
+    zero-net-force evidence into pre-registered protocols on new structures, escalated, and written up with a
+    DFT card and a decision table from the law's playbook; the judge verifies the report."""
+    from pytest_mlip.reporting.judge import judge_file
+
+    mutant = LAWS["zero_net_force"].mutant
+    rc = main(["detect", "--mlip", mutant, "--mlip-committee", "tests.mutants:clean_morse", "--contracts",
+               "zero-net-force", "--output", str(tmp_path / "out"), "--tests-dir", str(tmp_path / "gen"),
+               "--hypotheses", "1"])
+    assert rc == 0
+    run = json.loads((tmp_path / "out" / "run.json").read_text())
+    h = run["hypotheses"][0]
+    assert h["verdict"] == "escalate" and h["key"].startswith("zero-net-force:"), h
+    folder = next((tmp_path / "out" / "escalations").iterdir())
+    text = (folder / "report.md").read_text()
+    assert "Decision table" in text and "the reference obeys the law" in text
+    result = judge_file(folder / "report.md")
+    assert result.ok, "\n".join(f.line() for f in result.failed)

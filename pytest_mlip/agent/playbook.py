@@ -68,6 +68,11 @@ class Playbook:
     conditions: ClassVar[tuple[str, ...]] = ()
     #: what each outcome means: (outcome, meaning) rows of the escalation report's decision table
     decision: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: the DFT decision table's two reference outcomes: (the reference obeys the law: the target's violation is a
+    #: model failure, the reference violates it too: the protocol is at fault); {key} is the tolerance of that key
+    reference_outcomes: ClassVar[tuple[str, str]] = (
+        "the reference obeys the law on these configurations, within the protocol's tolerances",
+        "the reference itself violates the law on these configurations by more than the tolerances")
     #: run this law's built-in contracts when the detective gathers its own evidence (the four laws the detective
     #: started with; the others keep a default run as cheap as it was: they are widened from evidence given, a
     #: report or a store, or when named with --contracts)

@@ -30,6 +30,10 @@ class AdsorptionSignPlaybook(Playbook):
                                                "free adsorbate"),
         ("the reference gives E_rel < 0 on the worst cell", "confirmed: the model unbinds a bound adsorbate"),
     )
+    reference_outcomes = ("the reference binds the adsorbate on the worst cell: E_rel below zero by more than tau "
+                          "{E_rel}",
+                          "the reference does not bind it either (E_rel above -tau {E_rel}): a weakly bound or unbound "
+                          "pair, the contract's expectation is at fault")
 
     def units(self, table):
         return [("grid", {"metal": m, "adsorbate": a}) for m in table.get("metals", []) or []

@@ -18,6 +18,9 @@ class BornStabilityPlaybook(StructuresPlaybook):
         ("scope fails, control passes", "the instability belongs to the crystal class that failed"),
         ("the tighter relaxation still fails", "not an unconverged cell: the elastic tensor is not positive definite"),
     )
+    reference_outcomes = ("the reference elastic tensor is positive definite (lowest eigenvalue above -tau {born} GPa)",
+                          "the reference crystal is mechanically unstable too: the structure, not the model, is at "
+                          "fault")
 
     def vary(self, settings):
         return ({"fmax": max(0.001, settings.fmax / 2), "ion_fmax": max(0.001, settings.ion_fmax / 2)},

@@ -1,11 +1,13 @@
-"""Compression wall: this law's home (its record is ``LAW``; see pytest_mlip.laws.law)."""
+"""Compression wall: this law's home (its record is ``LAW``, see laws/law.py)."""
 
 from ..law import Law
 from .check import CompressionWall
 
 _WHY_NOT = {
-    'reference': ("bulk cells compressed to 0.4 x equilibrium: plane-wave cells with hard PAW setups, out of LCAO's basis and the budget here"),
-    'calibration': ('float32 rounding is bounded analytically in its threshold (< 1e-3 eV/atom up to |E| ~ 1e4 eV/atom, tau 1e-2); not measured by benchmarks/calibrate_noise.py'),
+    'reference': ("bulk cells compressed to 0.4 x equilibrium: plane-wave cells with hard PAW setups,"
+                  " out of LCAO's basis and the budget here"),
+    'calibration': ("float32 rounding is bounded analytically in its threshold (< 1e-3 eV/atom up to "
+                    "|E| ~ 1e4 eV/atom, tau 1e-2); not measured by benchmarks/calibrate_noise.py"),
 }
 
 LAW = Law(

@@ -23,6 +23,8 @@ class CompressionWallPlaybook(Playbook):
         ("the finer inward scan still fails", "not an undersampled curve: the energy falls under compression"),
         ("the other lattice fails too", "the collapse is the element's, whatever its packing"),
     )
+    reference_outcomes = ("the reference energy per atom rises going inward over the scan (largest inward drop at most "
+                          "tau {drop})", "the reference energy also falls under compression by more than tau {drop}")
 
     def probe_id(self, field, unit, table=None) -> str:
         return f"{unit['element']}-{unit['structure']}"

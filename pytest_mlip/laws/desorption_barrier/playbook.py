@@ -31,6 +31,9 @@ class DesorptionBarrierPlaybook(Playbook):
                                                      "energy path climbs too"),
         ("the reference stays below the asymptote on the worst height", "confirmed: the barrier is the model's"),
     )
+    reference_outcomes = ("the reference energy stays below the desorbed asymptote along the scan (no rise above tau "
+                          "{barrier})", "the reference also climbs above the asymptote by more than tau {barrier}: a "
+                          "real barrier")
 
     def probe_id(self, field, unit, table=None) -> str:
         from ...structures.adsorbates import METALS

@@ -19,6 +19,8 @@ class DimerTailPlaybook(Playbook):
         ("the tail persists at another distance", "a tail, not a single point: it spans the mid range"),
         ("the reference tail stays below tau at the worst distance", "confirmed: the model's tail is spurious"),
     )
+    reference_outcomes = ("the reference tail at the stated distance is within tau {tail} of zero",
+                          "the reference has a tail larger than tau {tail} there too")
 
     def probe_id(self, field, unit, table=None) -> str:
         distance = (table or {}).get("distance", 4.5)

@@ -1,10 +1,11 @@
-"""Dissociation limit / size consistency: this law's home (its record is ``LAW``; see pytest_mlip.laws.law)."""
+"""Dissociation limit / size consistency: this law's home (its record is ``LAW``, see laws/law.py)."""
 
 from ..law import Law
 from .check import Dissociation
 
 _WHY_NOT = {
-    'reference': ('locality at 12 A or beyond the cutoff: DFT fragments add up unless their charge or spin state changes, which the reference would test rather than the model'),
+    'reference': ("locality at 12 A or beyond the cutoff: DFT fragments add up unless their charge or"
+                  " spin state changes, which the reference would test rather than the model"),
     'figure': ("single-point quantities, no scan to draw: the report's verdict matrix shows its v/tau per model"),
 }
 

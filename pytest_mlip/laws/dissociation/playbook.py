@@ -15,6 +15,9 @@ class DissociationPlaybook(Playbook):
     mechanisms = {"": ("an interaction leaks beyond the cutoff (a global readout, a charge or composition term, or "
                        "graph edges longer than the stated cutoff)")}
     conditions = ("gap",)
+    reference_outcomes = ("the reference energies add up: E(A+B) - E(A) - E(B) within tau {energy}",
+                          "the reference energies of the separated fragments do not add up within tau {energy} (charge "
+                          "transfer or a different spin state between fragments in the reference)")
 
     def probe_id(self, field, unit, table=None) -> str:
         return f"{spec_label(unit[0])}+{spec_label(unit[1])}"

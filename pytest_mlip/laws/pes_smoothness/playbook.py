@@ -19,6 +19,10 @@ class PesSmoothnessPlaybook(Playbook):
         ("the finer grid still fails", "not an undersampled curve: the cusp or step is the model's"),
         ("the surface path fails too", "the defect reaches the adsorbate's path over a surface (MD, diffusion)"),
     )
+    reference_outcomes = ("the reference curve is smooth through the worst interval (no jump above tau {energy_jump}, "
+                          "no spike above tau {curvature_spike})",
+                          "the reference curve jumps or kinks there too (a real crossing of states, e.g. a spin "
+                          "change)")
 
     def probe_id(self, field, unit, table=None) -> str:
         if field == "pairs":
@@ -44,8 +48,8 @@ class PesSmoothnessPlaybook(Playbook):
                     "neighbouring element pairs of the failing class, never evaluated: the target's curve jumps, "
                     "spikes or flips on at least one; at least half the committee's is smooth",
                     self._table(base, "scope", h, "scope: neighbouring pairs", settings, pairs=scope)))
-            ctrl = self._filter_units(desk, self.check, "pairs", self._grow_pairs([u for f, u in passing if f == "pairs"]),
-                                      existing + scope, clean, CONTROL_UNITS)
+            obeyed = self._grow_pairs([u for f, u in passing if f == "pairs"])
+            ctrl = self._filter_units(desk, self.check, "pairs", obeyed, existing + scope, clean, CONTROL_UNITS)
             if ctrl:
                 preds.append(self._pred(
                     f"{base}-control", "control", "pass", "any",

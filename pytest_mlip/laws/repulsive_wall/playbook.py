@@ -19,6 +19,9 @@ class RepulsiveWallPlaybook(Playbook):
     mechanisms = {"": ("no training data at compressed distances: the learned pair energy turns over below the "
                        "shortest sampled bond and falls without bound")}
     conditions = ("r_inner",)
+    reference_outcomes = ("the reference energy rises monotonically going inward over the scan points (largest inward "
+                          "drop at most tau {drop})",
+                          "the reference energy also falls going inward by more than tau {drop}")
 
     def probe_id(self, field, unit, table=None) -> str:
         if field == "pairs":

@@ -1,10 +1,12 @@
-"""Stress-strain consistency: this law's home (its record is ``LAW``; see pytest_mlip.laws.law)."""
+"""Stress-strain consistency: this law's home (its record is ``LAW``, see laws/law.py)."""
 
 from ..law import OBSERVED_NOISE, Law
 from .check import StressStrain
 
 _WHY_NOT = {
-    'reference': ("needs converged plane-wave stresses of bulk cells: out of a molecular code's reach and of LCAO's accuracy (plane-wave GPAW crashed on 2 ranks without ScaLAPACK, as reported in issue 15)"),
+    'reference': ("needs converged plane-wave stresses of bulk cells: out of a molecular code's reach"
+                  " and of LCAO's accuracy (plane-wave GPAW crashed on 2 ranks without ScaLAPACK, as "
+                  "reported in issue 15)"),
     'figure': ("single-point quantities, no scan to draw: the report's verdict matrix shows its v/tau per model"),
 }
 

@@ -12,6 +12,8 @@ class StressStrainPlaybook(Playbook):
     importance = {"": 0.7}  # cell relaxations, NPT
     mechanisms = {"": "the stress is not the strain derivative of the energy (a direct stress head or missing cell terms)"}
     conditions = ("strain_step",)
+    reference_outcomes = ("the reference stress equals the strain derivative of the reference energy within tau {stress}",
+                          "the reference stress and energy derivative differ by more than tau {stress}")
 
     def predictions(self, desk, h, table, settings, failing, passing, claim, clean, base, narrowed):
         structs = [u for _, u in failing]

@@ -1,4 +1,4 @@
-"""Symmetry: this law's home (its record is ``LAW``; see pytest_mlip.laws.law)."""
+"""Symmetry: this law's home (its record is ``LAW``, see laws/law.py)."""
 
 from ..law import Law
 from .check import Symmetry

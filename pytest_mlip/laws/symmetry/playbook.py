@@ -24,6 +24,10 @@ class SymmetryPlaybook(Playbook):
                       "only, not under improper ones, so mirror images differ"),
         "periodic_image": "a non-extensive readout or a neighbour list that depends on the cell size",
     }
+    reference_outcomes = ("the reference gives the same energy per atom (within tau {energy}) and mapped forces (within "
+                          "tau {forces}) for each structure and its image",
+                          "the reference itself differs by more than those tolerances between a structure and its image "
+                          "(its own numerical noise, e.g. an egg-box effect, exceeds tau)")
 
     def predictions(self, desk, h, table, settings, failing, passing, claim, clean, base, narrowed):
         structs = [u for _, u in failing]

@@ -1,4 +1,4 @@
-"""Zero net force: this law's home (its record is ``LAW``; see pytest_mlip.laws.law)."""
+"""Zero net force: this law's home (its record is ``LAW``, see laws/law.py)."""
 
 from ..law import OBSERVED_NOISE, Law
 from .check import ZeroNetForce
