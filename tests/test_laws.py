@@ -242,3 +242,15 @@ def test_the_detective_escalates_a_law_it_gained_a_playbook_for(tmp_path):
     assert "Decision table" in text and "the reference obeys the law" in text
     result = judge_file(folder / "report.md")
     assert result.ok, "\n".join(f.line() for f in result.failed)
+
+
+@pytest.mark.parametrize("check", sorted(n for n, law in LAWS.items() if law.playbook))
+def test_every_playbook_names_the_configurations_a_dft_card_computes(check):
+    from pytest_mlip.agent.playbook import playbook_for
+    from pytest_mlip.testing import builtin_contracts
+
+    settings = next(s for s in builtin_contracts().values() if s.check == check)
+    probe = next(iter(CHECKS[check]().probes(settings)))
+    series = {"r": [0.5, 1.0, 1.5], "E": [3.0, 1.0, 0.0], "r_eq": 1.5, "ids": []}  # a scan, for laws that use one
+    configs = playbook_for(check).reference_configs(CHECKS[check](), settings, probe, series, 4)
+    assert configs and all(len(atoms) >= 1 and role for role, atoms, _, _ in configs), check

@@ -42,6 +42,16 @@ class AdsorptionSignPlaybook(Playbook):
     def probe_id(self, field, unit, table=None) -> str:
         return f"{unit['adsorbate']}/{unit['metal']}({_metals()[unit['metal']][0][3:]})"
 
+    def reference_configs(self, check, settings, probe, series, points):
+        """E_rel needs three energies: the slab with the adsorbate (relaxed from this start), the clean slab and the
+        free adsorbate."""
+        from ...structures.adsorbates import build_slab, isolated
+
+        slab = build_slab(probe.params["metal"], size=settings.size, vacuum=settings.vacuum,
+                          free_layers=settings.free_layers)
+        return [("slab + adsorbate (relaxation start)", probe.atoms, None, []), ("clean slab", slab, None, []),
+                ("isolated adsorbate", isolated(probe.params["adsorbate"]), None, [])]
+
     def _table(self, base, suffix, h, what, cells, settings, **extra):
         metals = sorted({c["metal"] for c in cells})
         adsorbates = sorted({c["adsorbate"] for c in cells})

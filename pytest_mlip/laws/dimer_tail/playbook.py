@@ -26,6 +26,20 @@ class DimerTailPlaybook(Playbook):
         distance = (table or {}).get("distance", 4.5)
         return f"{unit}2@{float(distance):g}A"
 
+    def reference_configs(self, check, settings, probe, series, points):
+        """The tail fraction needs the dimer at the stated distance, near its equilibrium, and the isolated atom."""
+        from ase import Atoms
+
+        el = probe.params["element"]
+        out = []
+        for role, d in (("dimer at the tail distance", settings.distance), ("dimer near r_eq", probe.params["rcov"])):
+            atoms = Atoms([el, el], positions=[[0, 0, 0], [0, 0, d]])
+            atoms.center(vacuum=10.0)
+            out.append((role, atoms, float(d), []))
+        atom = Atoms([el], positions=[[0, 0, 0]])
+        atom.center(vacuum=10.0)
+        return out + [("isolated atom (E_inf = 2 E_atom)", atom, None, [])]
+
     def _table(self, base, suffix, h, what, elements, settings, **extra):
         return {"name": f"{base}-{suffix}", "check": self.check, "hard": settings.hard, "basis": settings.basis,
                 "description": f"{what} of {h.id}", "elements": elements, "distance": settings.distance,
