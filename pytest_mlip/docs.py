@@ -25,6 +25,19 @@ def _reference(check: str) -> str:
             "domain and budget.")
 
 
+def _engines(check: str) -> str:
+    """Which engines serve the law, and why it opts out of the others (from its record in pytest_mlip/laws/)."""
+    from .laws import ENGINES, LAWS
+
+    cov = LAWS[check].coverage()
+    served = [ENGINES[e] for e, (ok, _) in cov.items() if ok and e != "suite"]
+    out = "Served by: " + ", ".join(served) + "."
+    for e, (ok, why) in cov.items():
+        if not ok and e != "reference":  # the reference card's reason is the line above
+            out += f" No {ENGINES[e]}: {why}."
+    return out
+
+
 def render() -> str:
     from .laws import CHECKS
     from .testing import builtin_contracts
@@ -52,6 +65,7 @@ def render() -> str:
                           "for models without stress" if check.needs_stress else "",
                           "per probe, for unsupported elements"] if x),
                   f"- **Reference card** (`--mlip-reference`). {_reference(name)}",
+                  f"- **Engines** (`pytest-mlip laws`). {_engines(name)}",
                   ""]
         mine = [c for c in contracts.values() if c.check == name]
         if mine:
