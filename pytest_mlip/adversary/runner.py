@@ -98,7 +98,7 @@ def run_adversary(settings, evaluator, options: SearchOptions | None = None, *, 
     name the script loads the model by (default: the evaluator's spec).
     ``keep``: folder where a violation on the target is kept as a protocol file.
     """
-    from ..contracts import CHECKS
+    from ..laws import CHECKS
 
     options = options or SearchOptions()
     t0 = time.perf_counter()
@@ -109,8 +109,12 @@ def run_adversary(settings, evaluator, options: SearchOptions | None = None, *, 
                 tolerance=dict(settings.tolerance), units=dict(check.units))
     objective = objective_for(settings.check)
     if objective is None:
-        return AdversaryResult(status="no-objective", reason=f"no search objective for check {settings.check!r}",
-                               **base)
+        from ..laws import law_for
+
+        law = law_for(settings.check)
+        why = law.reason("adversary") if law is not None else ""
+        return AdversaryResult(status="no-objective", reason=f"no search objective for check {settings.check!r}"
+                               + (f": {why}" if why else ""), **base)
     why = skip_reason(check, settings, info, recheck_guaranteed)
     if why:
         return AdversaryResult(status="skip", reason=why, **base)

@@ -372,22 +372,10 @@ class EscalationWriter:
         out += ["", "Decision table (from the pre-registration of this hypothesis):", "",
                 "| reference outcome | verdict |", "|---|---|"]
         tol = _tol_ids(t)
-        law = {"repulsive_wall": ("the reference energy rises monotonically going inward over the scan points "
-                                  "(largest inward drop at most tau {drop})",
-                                  "the reference energy also falls going inward by more than tau {drop}"),
-               "symmetry": ("the reference gives the same energy per atom (within tau {energy}) and mapped forces "
-                            "(within tau {forces}) for each structure and its image",
-                            "the reference itself differs by more than those tolerances between a structure and its "
-                            "image (its own numerical noise, e.g. an egg-box effect, exceeds tau)"),
-               "dissociation": ("the reference energies add up: E(A+B) - E(A) - E(B) within tau {energy}",
-                                "the reference energies of the separated fragments do not add up within tau {energy} "
-                                "(charge transfer or a different spin state between fragments in the reference)"),
-               "stress_strain": ("the reference stress equals the strain derivative of the reference energy within "
-                                 "tau {stress}", "the reference stress and energy derivative differ by more than "
-                                 "tau {stress}")}[self.h.check]
-        fill = {k: c.num(a) for k, a in tol.items()}
-        good = law[0].format(**{k: fill.get(k, "-") for k in ("drop", "energy", "forces", "stress")})
-        bad = law[1].format(**{k: fill.get(k, "-") for k in ("drop", "energy", "forces", "stress")})
+        from .playbook import playbook_for
+
+        fill = _Fill({k: c.num(a) for k, a in tol.items()})
+        good, bad = (text.format_map(fill) for text in playbook_for(self.h.check).reference_outcomes)
         out.append(f"| {good}, on the configurations of `{r.name}` | confirmed: the law holds and the target's "
                    f"violation is a model failure (as pre-registered for `{r.name}`) |")
         out.append(f"| {bad} | refuted: the protocol, not the model, is at fault; the generated test must be "
@@ -495,6 +483,13 @@ class EscalationWriter:
                  + self.reproduction(protocol_file) + self.dft_card() + self.confounds() + self.preregistration())
         text = "\n".join(lines).rstrip() + "\n"
         return text
+
+
+class _Fill(dict):
+    """Tolerances by key for a law's decision-table text; a key the protocol does not have reads '-'."""
+
+    def __missing__(self, key):
+        return "-"
 
 
 def draw_figure(w: EscalationWriter) -> bytes:
