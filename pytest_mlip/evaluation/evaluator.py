@@ -97,7 +97,7 @@ class RepeatSample:
     per xdist worker too) or when its configuration's hash falls in the ``fraction`` (the hash is of
     the configuration and the seed, so the sample is the same on every run). The floor is the determinism
     check's own default tolerance (>= 3x the float32 noise measured on the shipped models, see
-    contracts/determinism.py).
+    laws/determinism/).
     """
 
     fraction: float = 0.02
@@ -112,7 +112,7 @@ class RepeatSample:
 
     @staticmethod
     def floor() -> dict[str, float]:
-        from ..contracts.determinism import DeterminismSettings
+        from ..laws.determinism.check import DeterminismSettings
 
         return dict(DeterminismSettings.default_tolerance)
 

@@ -162,6 +162,8 @@ class Check:
     guaranteed_for_conservative: ClassVar[bool] = False
     #: packages the check imports (declared in the 'laws' extra); a missing one skips it, saying so
     requires: ClassVar[tuple[str, ...]] = ()
+    #: '' when the judge can replay the measurement on stored model calls; else why not (it needs fresh calls)
+    not_replayable: ClassVar[str] = ""
 
     def missing_dependency(self) -> str | None:
         """The one-line reason when a package this law needs is not installed, else None."""

@@ -27,8 +27,6 @@ from ..provenance.artifact import SHORT_ID
 
 #: verdicts replayed per run by default (``--all``: every one)
 DEFAULT_REPLAY = 3
-#: checks whose measurement needs fresh model calls (not servable from the store)
-NOT_REPLAYABLE = {"determinism"}
 
 
 class NotInStore(BaseException):
@@ -174,8 +172,9 @@ def replay(judge, load_model, sample: int | None = DEFAULT_REPLAY, seed: int | N
         check_name = v.params.get("check")
         settings = builtin.get(v.params.get("contract"))
         check = CHECKS.get(check_name)
-        if check_name in NOT_REPLAYABLE or check is None:
-            out.append(Finding(True, "replay", f"{name}: not replayed (its law measures fresh model calls)"))
+        if check is None or check.not_replayable:
+            why = check.not_replayable if check is not None else "its law is not installed here"
+            out.append(Finding(True, "replay", f"{name}: not replayed ({why})"))
             continue
         if settings is None or check().describe_setting(settings) != v.params.get("setting"):
             out.append(Finding(True, "replay", f"{name}: not replayed (its settings are not a built-in contract's; "

@@ -20,6 +20,7 @@ class DeterminismSettings(ContractSettings):
 class Determinism(Check):
     name = "determinism"
     title = "Determinism (repeatable outputs)"
+    not_replayable = "its law measures fresh model calls"
     statement = ("Evaluating the same configuration again returns the same energy and forces, up to the model's "
                  "floating-point noise.")
     rationale = ("Every other verdict compares outputs of different calls: a model whose outputs change from call "
