@@ -165,6 +165,8 @@ OUT_OF_REACH = {
     "compression_wall": "bulk cells compressed to 0.4 x equilibrium: plane-wave cells with hard PAW setups, out of "
                         "LCAO's basis and the budget here",
     "adsorption_sign": "needs relaxations of every adsorbate on every slab: hours of GPAW per model here",
+    "nve_conservation": "a consistency of the model's own dynamics (its forces against its energy along its own "
+                        "trajectory): nothing external to compare",
 }
 
 
