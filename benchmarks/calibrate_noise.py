@@ -136,7 +136,6 @@ def nve_noise(evaluator, settings) -> tuple[dict, dict]:
                 "unstable_runs": int(sum(p.violations["unstable"] for p in ok)), "runs": len(ok),
                 "probes": {p.probe: [float(f"{p.violations[k]:.3g}") for k in ("drift", "excursion", "unstable")]
                            for p in ok},
-                "verdict": f"{verdict.status}, worst {verdict.worst_probe}, v/tau {verdict.max_normalized:.3g}",
                 "cost": {"calls": verdict.evaluations, "seconds": round(verdict.seconds, 1)}}
     return nve_noise_entry(observed), observed
 
