@@ -28,7 +28,7 @@ def main(argv=None):
     ap.add_argument("--cache", default=".mlip/reference")
     args = ap.parse_args(argv)
 
-    from pytest_mlip.contracts import CHECKS
+    from pytest_mlip.laws import CHECKS
     from pytest_mlip.reference.cards import ProbeCase, card_for
     from pytest_mlip.reference.engines import MissingEngine, engine
     from pytest_mlip.reference.settle import Budget, Cache, settle

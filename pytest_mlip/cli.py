@@ -19,6 +19,7 @@ SUBCOMMANDS = [
     "pytest_mlip.agent.cli",
     "pytest_mlip.docs",
     "pytest_mlip.reference.cli",
+    "pytest_mlip.laws.cli",
 ]
 
 

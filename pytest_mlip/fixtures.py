@@ -121,8 +121,8 @@ def _test_name(node) -> str:
 def settings_for(check_or_contract, name: str, overrides: dict):
     """The settings ``mlip_check`` runs: a check name, a built-in contract name or a settings object,
     with the keyword overrides, named after the test (unless ``name=`` is among them)."""
-    from .contracts import CHECKS
-    from .contracts.base import ContractSettings
+    from .laws import CHECKS
+    from .laws.base import ContractSettings
     from .errors import MlipError
 
     if isinstance(check_or_contract, ContractSettings):

@@ -61,10 +61,7 @@ def pytest_addoption(parser):
                   type="paths", default=[])
 
 
-def builtin_contracts_dir() -> Path:
-    from importlib.resources import files
-
-    return Path(str(files("pytest_mlip.builtin_contracts")))
+from .contracts.suite import builtin_contracts_dir  # noqa: E402,F401  (where the built-in contract files are)
 
 
 class MlipSession:
@@ -383,12 +380,12 @@ def run_check(item, settings, evaluator, role: str):
     """Run one contract's fixed check on a model for a test item (a contract file's or a test using
     ``mlip_check``): save the worst configuration of a failure, attach the verdict to the item (the
     provenance hooks, summary and report read it from there), skip with the reason; return the verdict."""
-    from .contracts import CHECKS
+    from .laws import run_contract
     from .reporting.verdicts import noise_for, save_worst
 
     state = item.config.stash[STATE_KEY]
-    verdict = CHECKS[settings.check]().run(settings, evaluator, role=role, recheck_guaranteed=state.recheck,
-                                           noise=noise_for(evaluator.name, settings.name))
+    verdict = run_contract(settings, evaluator, role=role, recheck_guaranteed=state.recheck,
+                           noise=noise_for(evaluator.name, settings.name))
     if verdict.status in ("fail", "error"):
         verdict.worst_file = save_worst(state.output, verdict)
     item.verdict = verdict
@@ -438,8 +435,8 @@ class ContractItem(pytest.Item):
 
 def contract_rows(items) -> list[dict]:
     """One row per collected contract (not per model): name, law, hard/soft, basis, tolerance, file."""
-    from .contracts import CHECKS
-    from .contracts.base import unit_text
+    from .laws import CHECKS
+    from .laws.base import unit_text
 
     rows, seen = [], set()
     for item in items:

@@ -7,22 +7,14 @@ Other projects can use the same helpers for their own contracts and mutants.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from .contracts import CHECKS
-from .contracts.files import parse_contracts
+from .contracts.suite import load_suite
 from .evaluation import evaluator_for
+from .laws import run_contract as run
 
 
 def builtin_contracts() -> dict:
     """Every built-in contract's settings, by contract name."""
-    from .plugin import builtin_contracts_dir
-
-    out = {}
-    for path in sorted(Path(builtin_contracts_dir()).glob("mlip_*.toml")):
-        for settings in parse_contracts(path):
-            out[settings.name] = settings
-    return out
+    return load_suite()
 
 
 def run_contract(contract, model: str, role: str = "target", recheck_guaranteed: bool = True, **overrides):
@@ -30,8 +22,7 @@ def run_contract(contract, model: str, role: str = "target", recheck_guaranteed:
     settings = builtin_contracts()[contract] if isinstance(contract, str) else contract
     if overrides:
         settings = type(settings).model_validate({**settings.model_dump(), **overrides})
-    check = CHECKS[settings.check]()
-    return check.run(settings, evaluator_for(model), role=role, recheck_guaranteed=recheck_guaranteed)
+    return run(settings, evaluator_for(model), role=role, recheck_guaranteed=recheck_guaranteed)
 
 
 def assert_bites(contract, mutant: str, clean: str, **overrides):

@@ -84,7 +84,7 @@ def test_runs_are_reproducible():
 
 
 def test_settings_are_checked():
-    from pytest_mlip.contracts.nve_conservation import NVESettings
+    from pytest_mlip.laws.nve_conservation.check import NVESettings
 
     settings = builtin_contracts()["nve-conservation"]
     assert settings.hard and settings.basis == "exact" and settings.temperatures == [300.0, 1000.0]

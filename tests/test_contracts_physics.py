@@ -88,7 +88,7 @@ def test_dimer_tail_skips_when_distance_outside_cutoff():
 
 
 def test_curve_measures_on_synthetic_curves():
-    from pytest_mlip.contracts.pes_smoothness import curvature_spikes, energy_jumps, force_flips, tortuosity
+    from pytest_mlip.laws.pes_smoothness.check import curvature_spikes, energy_jumps, force_flips, tortuosity
 
     s = np.linspace(1.0, 3.0, 201)
     e = (s - 2.0) ** 2

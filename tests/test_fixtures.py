@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mlip.contracts import CHECKS
+from pytest_mlip.laws import CHECKS
 from pytest_mlip.errors import MlipError
 from pytest_mlip.fixtures import settings_for
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from ase import Atoms
 
-from pytest_mlip.contracts import CHECKS
+from pytest_mlip.laws import CHECKS
 from pytest_mlip.errors import MlipError
 from pytest_mlip.reference import engines as E
 from pytest_mlip.reference.cards import CONFIRMED, REFUTED, UNDECIDED, Band, ProbeCase, card_for

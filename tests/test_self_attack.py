@@ -16,7 +16,7 @@ import torch  # noqa: F401  (imported before any in-process pytester run)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_mlip.contracts import CHECKS
+from pytest_mlip.laws import CHECKS
 from pytest_mlip.contracts.files import parse_contracts
 from pytest_mlip.errors import ContractFileError
 from pytest_mlip.evaluation.evaluator import Evaluator

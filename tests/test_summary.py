@@ -53,7 +53,7 @@ def test_update_then_gate_agree_with_the_exit_code(run, pytester):
 def test_a_law_whose_package_is_missing_says_so(monkeypatch):
     from types import SimpleNamespace
 
-    from pytest_mlip.contracts import CHECKS
+    from pytest_mlip.laws import CHECKS
     from pytest_mlip.evaluation import evaluator_for
     from pytest_mlip.reporting.verdicts import summary_lines
     from pytest_mlip.testing import builtin_contracts
@@ -74,7 +74,7 @@ def test_laws_extra_declares_what_laws_import():
     import tomllib
 
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    from pytest_mlip.contracts import CHECKS
+    from pytest_mlip.laws import CHECKS
 
     needed = {p for c in CHECKS.values() for p in c.requires}
     assert needed <= set(extras["laws"]) and "pytest-mlip[sevennet,chgnet,diep,mace,orb,laws]" in extras["models"]

@@ -210,7 +210,7 @@ def test_timeout_is_an_error_verdict_and_the_run_goes_on(run, pytester, monkeypa
 
 def test_crashed_item_makes_the_run_incomplete(run, pytester, monkeypatch):
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
-    monkeypatch.setattr("pytest_mlip.contracts.symmetry.Symmetry.measure",
+    monkeypatch.setattr("pytest_mlip.laws.symmetry.check.Symmetry.measure",
                         lambda *a, **k: (_ for _ in ()).throw(ZeroDivisionError("boom")))
     res = run("--mlip-no-builtin", "--mlip-summary-md=s.md", "--mlip-report=rep")
     assert res.ret == 1

@@ -191,10 +191,11 @@ def summary_lines(results: list[dict], sampled: dict, options, gate: bool) -> li
         return ["no adversary results (no contract items ran)"]
     results = sorted(results, key=lambda r: (r["contract"], r["role"] != "target", r["model"]))
     head = ["contract", "model", "sampled v/tau", "adversary v/tau", "evals/budget", "gradient", "result"]
-    rows, no_objective, findings = [], [], []
+    rows, no_objective, findings, why_not = [], [], [], {}
     for r in results:
         if r["status"] == "no-objective":
             no_objective.append(f"{r['contract']} ({r['check']})")
+            why_not[r["check"]] = r["reason"].partition(": ")[2]
             continue
         v = sampled.get((r["contract"], r["model"]))
         s = "-" if v is None else (f"{_fmt(v.get('max_normalized'))} {v['status']}" if v["status"] != "skip" else "skip")
@@ -215,6 +216,7 @@ def summary_lines(results: list[dict], sampled: dict, options, gate: bool) -> li
         lines = [fmt_row(head)] + [fmt_row(row) for row in rows]
     if no_objective:
         lines.append("no search objective (not searched): " + ", ".join(sorted(set(no_objective))))
+        lines += [f"  {check}: {why}" for check, why in sorted(why_not.items()) if why]
     for r in findings:
         lines += finding_lines(r)
     lines.append(f"The adversary reports the largest violation it found under budget {options.budget} "

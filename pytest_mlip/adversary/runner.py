@@ -90,7 +90,7 @@ def run_adversary(settings, evaluator, options: SearchOptions | None = None, *, 
     reproduction script (nothing is written when None). ``model_spec``: the
     name the script loads the model by (default: the evaluator's spec).
     """
-    from ..contracts import CHECKS
+    from ..laws import CHECKS
 
     options = options or SearchOptions()
     t0 = time.perf_counter()
@@ -101,8 +101,12 @@ def run_adversary(settings, evaluator, options: SearchOptions | None = None, *, 
                 tolerance=dict(settings.tolerance), units=dict(check.units))
     objective = objective_for(settings.check)
     if objective is None:
-        return AdversaryResult(status="no-objective", reason=f"no search objective for check {settings.check!r}",
-                               **base)
+        from ..laws import law_for
+
+        law = law_for(settings.check)
+        why = law.reason("adversary") if law is not None else ""
+        return AdversaryResult(status="no-objective", reason=f"no search objective for check {settings.check!r}"
+                               + (f": {why}" if why else ""), **base)
     why = skip_reason(check, settings, info, recheck_guaranteed)
     if why:
         return AdversaryResult(status="skip", reason=why, **base)

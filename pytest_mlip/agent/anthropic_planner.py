@@ -91,8 +91,8 @@ TOOLS = [
 
 
 def system_prompt(desk) -> str:
-    from ..contracts import CHECKS
-    from .validator import DOMAINS
+    from ..laws import CHECKS
+    from .validator import open_checks
 
     lines = [
         "You are the Detective of pytest-mlip: you search for failure modes of a machine-learning interatomic "
@@ -110,13 +110,14 @@ def system_prompt(desk) -> str:
         f"Target: {desk.target}. Committee: {', '.join(desk.committee) or 'none'}.",
         "Inspection specification (the checks you may use):",
     ]
+    domains = open_checks()
     for name, cls in sorted(CHECKS.items()):
-        if name not in DOMAINS:
+        if name not in domains:
             continue
         fields = {k: str(f.annotation) for k, f in cls.Settings.model_fields.items()
                   if k not in ("description",)}
         lines.append(f"- {name}: {cls.statement} Threshold: {cls.threshold} Table fields: "
-                     f"{json.dumps(fields)}; admissible ranges: {json.dumps(DOMAINS[name])}; default tolerance "
+                     f"{json.dumps(fields)}; admissible ranges: {json.dumps(domains[name])}; default tolerance "
                      f"{json.dumps(cls.Settings.default_tolerance)} (never tighter).")
     return "\n".join(lines)
 

@@ -32,26 +32,6 @@ from .schema import AgentVerdict, Hypothesis, Preregistration, ProbeReport
 from .validator import ProtocolRejected, Validator, safe_path
 
 
-def load_suite(log=None, files=None) -> dict:
-    """Contract settings by name from ``files`` (default: the built-in suite); a file that does not parse is
-    skipped with a note (another check may be mid-installation)."""
-    from ..contracts.files import parse_contracts
-    from ..plugin import builtin_contracts_dir
-
-    out = {}
-    paths = [Path(f) for f in files] if files else sorted(Path(builtin_contracts_dir()).glob("mlip_*.toml"))
-    for path in paths:
-        if files and not path.is_file():
-            raise MlipError(f"contract file {path} does not exist; pass an existing mlip_*.toml with --suite")
-        try:
-            for s in parse_contracts(path):
-                out[s.name] = s
-        except MlipError as exc:
-            if log:
-                log(f"note: built-in contract file skipped: {exc}")
-    return out
-
-
 @dataclass
 class Desk:
     """What planners see and may ask for: models, evidence, memory, the validator, the ledger."""
@@ -83,19 +63,6 @@ class Desk:
             except MlipError:
                 return False
         return True
-
-    def obeyed_transforms(self, exclude: str | None = None) -> list[str]:
-        """Symmetry transforms whose contracts the target passed in the evidence (best known first)."""
-        order = ["rotation", "translation", "permutation", "inversion", "periodic_image"]
-        out = []
-        for e in self.evidence:
-            if e.model != self.target_name or e.check != "symmetry" or e.status != "pass":
-                continue
-            s = self.suite.get(e.contract)
-            t = getattr(s, "transform", None)
-            if t and t != exclude and t != "periodic_image" and t not in out:
-                out.append(t)
-        return sorted(out, key=order.index)
 
 
 @dataclass
@@ -175,11 +142,11 @@ class Detective:
             memory.append("run", {"event": "start", "target": self.target, "committee": self.committee,
                                   "planner": self.planner.name, "budget": self.budget,
                                   "code_version": ledger.code_version}, run=run_id)
-            suite = load_suite(self.log, self.suite_files)
+            from ..contracts.suite import builtin_contracts_dir, load_suite
+
+            suite = load_suite(self.suite_files, log=self.log)
             evidence, summary.evidence_source = self._evidence(memory, ledger, suite, run_id)
             existing = [self.tests_dir] if self.tests_dir else []
-            from ..plugin import builtin_contracts_dir
-
             existing += [Path("contracts")] if Path("contracts").resolve() != Path(builtin_contracts_dir()).resolve() \
                 else []
             validator = Validator(self.target, self.committee, existing_dirs=existing,
@@ -219,10 +186,13 @@ class Detective:
                 self.log(f"evidence: {len(prior)} verdicts from the memory {self.memory_path}")
                 return self._roles(prior), f"memory {self.memory_path}"
             self.log("evidence: none given; running the built-in contracts on the target and committee")
-            from .validator import DOMAINS
+            from .validator import open_checks
 
             # by default only contracts whose check the planners can write protocols for
-            names = [n for n in suite if (n in self.contracts if self.contracts else suite[n].check in DOMAINS)]
+            from .playbook import playbook_for
+
+            opened = {c for c in open_checks() if playbook_for(c).default_evidence}
+            names = [n for n in suite if (n in self.contracts if self.contracts else suite[n].check in opened)]
             if self.contracts:
                 unknown = sorted(set(self.contracts) - set(suite))
                 if unknown:

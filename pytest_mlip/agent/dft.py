@@ -51,45 +51,21 @@ def _letters(i: int) -> str:
 def configurations(settings, probes: list[str], series: dict[str, dict], points: int = 6) -> list[Config]:
     """The configurations a reference must compute for ``probes`` of a protocol.
 
-    ``series`` maps probe -> {"r": [...], "E": [...], "ids": [...]} (the target's wall scan),
-    used to place the scan points of a repulsive-wall probe between its inner end and r_eq.
+    ``series`` maps probe -> {"r": [...], "E": [...], "ids": [...]} (the target's scan, when the law has one).
+    Which configurations settle a finding is the law's to say: its playbook's ``reference_configs``.
     """
-    from ..contracts import CHECKS
+    from ..laws import CHECKS
+    from .playbook import playbook_for
 
     check = CHECKS[settings.check]()
+    book = playbook_for(settings.check)
     out: list[Config] = []
     for probe in check.probes(settings):
-        if probe.id not in probes:
+        if probe.id not in probes or book is None:
             continue
-        if settings.check == "repulsive_wall":
-            s = series.get(probe.id)
-            if not s:
-                continue
-            r = np.asarray(s["r"])
-            lo = float(r.min())
-            hi = float(s.get("r_eq", r.max()))
-            grid = sorted(set(np.round(np.linspace(lo, hi, points), 3)))
-            for d in grid:
-                atoms = check._place(probe, float(d))
-                out.append(Config(f"config-{_letters(len(out))}", probe.id, "scan point", atoms, float(d),
-                                  list(s.get("ids", []))))
-        elif settings.check == "symmetry":
-            from ..contracts.symmetry import transformed
-
-            rng = np.random.default_rng(settings.seed)
-            new, _ = transformed(probe.atoms, settings.transform, rng, settings.supercell)
-            out.append(Config(f"config-{_letters(len(out))}", probe.id, "reference structure", probe.atoms))
-            out.append(Config(f"config-{_letters(len(out))}", probe.id, f"{settings.transform} image", new))
-        elif settings.check == "dissociation":
-            from ..contracts.dissociation import combine
-
-            a, b = probe.params["a"], probe.params["b"]
-            ab, b_placed = combine(a, b, max(settings.gap, 8.0))
-            for role, atoms in (("A+B", ab), ("A alone", a), ("B alone", b_placed)):
-                out.append(Config(f"config-{_letters(len(out))}", probe.id, role, atoms))
-        elif settings.check == "stress_strain":
-            out.append(Config(f"config-{_letters(len(out))}", probe.id, "strained cell (stress reference)",
-                              probe.atoms))
+        for role, atoms, distance, parents in book.reference_configs(check, settings, probe, series.get(probe.id),
+                                                                     points):
+            out.append(Config(f"config-{_letters(len(out))}", probe.id, role, atoms, distance, parents))
     return out
 
 

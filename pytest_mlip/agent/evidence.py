@@ -66,7 +66,7 @@ def _f(x) -> float:
 
 
 def item_from_verdict(verdict, ids: dict, source: str) -> EvidenceItem:
-    """Evidence from a live :class:`~pytest_mlip.contracts.base.Verdict` and its artifact id map."""
+    """Evidence from a live :class:`~pytest_mlip.laws.base.Verdict` and its artifact id map."""
     from ..provenance.artifact import finite_or_str
 
     probes = {}
@@ -178,7 +178,7 @@ def gather(target: str, committee: list[str], ledger, contracts: list[str] | Non
     """Run the built-in contracts on target and committee (``run_contract``), recording their artifacts."""
     from ..evaluation import evaluator_for
     from ..testing import run_contract
-    from .detective import load_suite
+    from ..contracts.suite import load_suite
 
     suite = suite if suite is not None else load_suite()
     names = [n for n in suite if contracts is None or n in contracts]

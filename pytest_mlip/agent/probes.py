@@ -1,7 +1,7 @@
 """Probes: one pre-registered protocol run on the target and every committee model.
 
 A probe runs the identical protocol on every model through the fixed check
-routines (``pytest_mlip.contracts.CHECKS``, as ``run_contract`` does) and
+routines (``pytest_mlip.laws.run_contract``, the one way every engine runs a contract) and
 reports both label-free signals:
 
 - *exact-constraint violation*: the target's worst v/tau (decisive on its own
@@ -32,7 +32,7 @@ def _num(x) -> float | None:
 def run_protocol(settings, models: list[tuple[str, str]], ledger, context: dict | None = None,
                  ) -> tuple[list[ModelOutcome], dict]:
     """Run ``settings`` on each (spec, role); returns outcomes and the raw verdicts by model."""
-    from ..contracts import CHECKS
+    from ..laws import run_contract
     from ..evaluation import evaluator_for
     from ..provenance.artifact import finite_or_str
     from ..reporting.verdicts import noise_for
@@ -40,9 +40,8 @@ def run_protocol(settings, models: list[tuple[str, str]], ledger, context: dict 
     outcomes, verdicts = [], {}
     for spec, role in models:
         evaluator = evaluator_for(spec)
-        check = CHECKS[settings.check]()
         verdict_role = "target" if role == "target" else "committee"
-        verdict = check.run(settings, evaluator, role=verdict_role, noise=noise_for(evaluator.name, settings.name))
+        verdict = run_contract(settings, evaluator, role=verdict_role, noise=noise_for(evaluator.name, settings.name))
         ids = ledger.verdict(verdict, evaluator, spec, context=dict(context or {}))
         probes = {}
         for p in verdict.probes:

@@ -7,10 +7,10 @@ never writes code; it writes tables, serialises them with :func:`to_toml`
 :func:`~pytest_mlip.contracts.files.parse_contracts`, so what runs is exactly
 what a maintainer reads in the file.
 
-*Units* are what a scope grid varies: the dimer pairs and surface approaches
-of the repulsive wall, the fragment pairs of the dissociation limit, the
-structures of the symmetry and stress-strain checks. Each unit has the probe
-id its check gives it, so evidence (per-probe results) maps back onto units.
+*Units* are what a scope grid varies (dimer pairs, surface approaches,
+fragment pairs, structures): each law's playbook names its unit fields and
+the probe id its check gives each unit, so evidence (per-probe results) maps
+back onto units.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def toml_value(v: Any) -> str:
     if isinstance(v, float):
         if not math.isfinite(v):
             raise ValueError(f"non-finite number {v} cannot be written to a protocol")
-        return repr(v)
+        return repr(float(v))  # a numpy float64 is a float whose repr is not TOML
     if isinstance(v, str):
         return json.dumps(v, ensure_ascii=True)  # a TOML basic string (same escapes as JSON)
     if isinstance(v, (list, tuple)):
@@ -130,15 +130,6 @@ def normalized(settings) -> str:
 
 # --- units -----------------------------------------------------------------------------------------------------------
 
-#: the list field of each check's table that holds its units
-UNIT_FIELDS = {"repulsive_wall": ("pairs", "surfaces"), "dissociation": ("pairs",), "symmetry": ("structures",),
-               "stress_strain": ("structures",)}
-
-
-def unit_fields(check: str) -> tuple[str, ...]:
-    return UNIT_FIELDS.get(check, ("structures",))
-
-
 def spec_label(spec: dict) -> str:
     """The probe label a structure spec (as a JSON dict) gets from its check."""
     from pydantic import TypeAdapter
@@ -148,31 +139,31 @@ def spec_label(spec: dict) -> str:
     return TypeAdapter(StructureSpec).validate_python(spec).label()
 
 
-def unit_probe_id(check: str, field: str, unit) -> str:
-    """Probe id the check gives a unit (mirrors each check's ``probes``)."""
-    if check == "repulsive_wall" and field == "pairs":
-        return f"{unit[0]}-{unit[1]}"
-    if check == "repulsive_wall" and field == "surfaces":
-        facet = unit.get("facet", "fcc111")
-        return f"{unit['adatom']}/{unit['element']}({facet[3:]})-top"
-    if check == "dissociation":
-        return f"{spec_label(unit[0])}+{spec_label(unit[1])}"
-    return spec_label(unit)
+def unit_probe_id(check: str, field: str, unit, table: dict | None = None) -> str:
+    """Probe id the check gives a unit of ``table`` (its law's playbook mirrors the check's ``probes``)."""
+    from .playbook import playbook_for
+
+    book = playbook_for(check)
+    return book.probe_id(field, unit, table) if book is not None else spec_label(unit)
 
 
 def units_of(table: dict) -> list[tuple[str, Any]]:
-    """(field, unit) of every unit in a contract table."""
-    out = []
-    for field in unit_fields(table["check"]):
-        for u in table.get(field, []) or []:
-            out.append((field, u))
-    return out
+    """(field, unit) of every unit in a contract table (a playbook may define units across fields, e.g. a
+    metal x adsorbate grid)."""
+    from .playbook import playbook_for
+
+    book = playbook_for(table["check"])
+    if book is not None:
+        return book.units(table)
+    return [(field, u) for field in ("structures",) for u in table.get(field, []) or []]
 
 
 def unit_elements(field: str, unit) -> list[str]:
     """Chemical elements a unit contains."""
     from ase.formula import Formula
 
+    if isinstance(unit, str):
+        return [unit]  # one element (a homonuclear dimer)
     if isinstance(unit, (list, tuple)) and unit and isinstance(unit[0], str):
         return sorted(set(unit))
     if isinstance(unit, (list, tuple)):
@@ -184,6 +175,12 @@ def unit_elements(field: str, unit) -> list[str]:
         kind = unit.get("kind")
         if kind is None and "adatom" in unit:
             return sorted({unit["element"], unit["adatom"]})
+        if kind is None and "adsorbate" in unit:  # an adsorbate on a metal surface
+            from ..structures.adsorbates import ADSORBATES
+
+            return sorted({unit["metal"], *ADSORBATES.get(unit["adsorbate"], ())})
+        if kind is None and "structure" in unit:  # an element in a prototype lattice
+            return [unit["element"]]
         if kind == "atom" or kind == "slab":
             return [unit["element"]]
         if kind == "dimer":
@@ -203,6 +200,8 @@ def unit_atoms(field: str, unit) -> int:
     """Atoms in the largest configuration one unit builds (for size limits), without building it."""
     from ase.formula import Formula
 
+    if isinstance(unit, str):
+        return 2
     if isinstance(unit, (list, tuple)) and unit and isinstance(unit[0], str):
         return 2
     if isinstance(unit, (list, tuple)):
@@ -211,6 +210,11 @@ def unit_atoms(field: str, unit) -> int:
     if kind is None and "adatom" in unit:
         size = unit.get("size", (2, 2, 3))
         return int(math.prod(size)) * 2 + 1
+    if kind is None and "adsorbate" in unit:
+        size = unit.get("size", (2, 2, 3))
+        return int(math.prod(size)) * 2 + 2  # two atoms per layer site on the largest facet, a diatomic at most
+    if kind is None and "structure" in unit:
+        return 2
     if kind == "atom":
         return 1
     if kind == "dimer":

@@ -42,13 +42,17 @@ FORBIDDEN = [
     (re.compile(r"__\w+__|\bimport\s+\w|\beval\s*\(|\bexec\s*\(|\bos\.system|\bsubprocess\b|\blambda\b|"
                 r"\bopen\s*\(|!!python|<script", re.I), "code"),
 ]
-#: checks an agent may write protocols for, with the admissible range of each numeric parameter
-DOMAINS: dict[str, dict[str, tuple[float, float]]] = {
-    "repulsive_wall": {"r_inner": (0.1, 1.0), "step": (0.01, 0.2)},
-    "dissociation": {"gap": (6.0, 40.0)},
-    "symmetry": {"samples": (1, MAX_SAMPLES)},
-    "stress_strain": {"strain_step": (1e-4, 1e-2)},
-}
+def open_checks() -> dict[str, dict[str, tuple[float, float]]]:
+    """Checks an agent may write protocols for, read from the law records: those whose law has a detective
+    playbook, with the admissible range of each numeric parameter the playbook states (``bounds``)."""
+    from ..laws import LAWS
+
+    out = {}
+    for name, law in LAWS.items():
+        cls = law.playbook_class()
+        if cls is not None:
+            out[name] = dict(cls.bounds)
+    return out
 
 
 class ProtocolRejected(MlipError):
@@ -166,7 +170,7 @@ class Validator:
         out: dict[str, str] = {}
         dirs = list(self.existing_dirs)
         if self.include_builtin:
-            from ..plugin import builtin_contracts_dir
+            from ..contracts.suite import builtin_contracts_dir
 
             dirs.append(builtin_contracts_dir())
         for d in dirs:
@@ -244,9 +248,10 @@ class Validator:
     def _domain(self, table: dict, settings) -> list[str]:
         errors = []
         check = settings.check
-        if check not in DOMAINS:
-            return [f"check {check!r} is not open to agent protocols (allowed: {', '.join(sorted(DOMAINS))})"]
-        for key, (lo, hi) in DOMAINS[check].items():
+        domains = open_checks()
+        if check not in domains:
+            return [f"check {check!r} is not open to agent protocols (allowed: {', '.join(sorted(domains))})"]
+        for key, (lo, hi) in domains[check].items():
             x = getattr(settings, key, None)
             if x is not None and not (lo <= x <= hi):
                 errors.append(f"{settings.name}: {key} = {x:g} outside the admissible range [{lo:g}, {hi:g}]")

@@ -1,16 +1,11 @@
-"""Contract checks: one module per law; each ``Check`` subclass registers itself in :data:`CHECKS`.
+"""Contract files (data): loading and validating ``mlip_*.toml`` (``files``).
 
-Every module in this package is imported here, so adding a contract means
-adding one module with one ``Check`` subclass.
+The check routines moved to :mod:`pytest_mlip.laws` (one folder per law):
+"contracts" now names the data only, here and in the ``contracts/`` folders.
+The names below are re-exported for code written against the old layout
+(``from pytest_mlip.contracts import CHECKS``, ``pytest_mlip.contracts.base.Check``).
 """
 
-import importlib
-import pkgutil
-
-from .base import CHECKS, Check, ContractSettings, Measurement, Probe, ProbeResult, Verdict
-
-for _mod in pkgutil.iter_modules(__path__):
-    if _mod.name not in ("base", "files"):
-        importlib.import_module(f"{__name__}.{_mod.name}")
+from ..laws import CHECKS, Check, ContractSettings, Measurement, Probe, ProbeResult, Verdict
 
 __all__ = ["CHECKS", "Check", "ContractSettings", "Measurement", "Probe", "ProbeResult", "Verdict"]

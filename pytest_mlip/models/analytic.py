@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .info import ModelInfo
-from .registry import ModelEntry, package_version
+from .entry import ModelEntry, package_version
 
 EMT_ELEMENTS = ("H", "C", "N", "O", "Al", "Ni", "Cu", "Pd", "Ag", "Pt", "Au")
 

@@ -7,7 +7,7 @@ isolated systems a real (non-periodic) box before any model sees them.
 from __future__ import annotations
 
 from .info import ModelInfo
-from .registry import ModelEntry, missing_package, package_version
+from .entry import ModelEntry, missing_package, package_version
 
 # name -> (CHGNet.load model_name, atom-graph cutoff, training data, functional)
 _MODELS = {

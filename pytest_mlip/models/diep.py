@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .info import ModelInfo
-from .registry import ModelEntry, missing_package, package_version
+from .entry import ModelEntry, missing_package, package_version
 
 
 def _default_dir() -> str | None:

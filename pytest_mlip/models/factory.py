@@ -7,7 +7,7 @@ import sys
 
 from ..errors import ModelUnavailableError, UnknownModelError
 from .info import ModelInfo
-from .registry import ModelEntry
+from .entry import ModelEntry
 
 
 #: folders a factory's module is also looked up in, like pytest's own imports: the rootdir and the

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .info import ModelInfo
 from . import weights as _weights
-from .registry import ModelEntry, missing_package, package_version
+from .entry import ModelEntry, missing_package, package_version
 
 # name -> (mace_mp key, training data, functional, aliases), as in mace-torch 0.3.16;
 # the download URLs are in .weights.MACE_URLS (one table for every family).

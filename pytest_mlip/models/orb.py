@@ -29,7 +29,7 @@ from pathlib import Path
 
 from .info import ModelInfo
 from . import weights as _weights
-from .registry import ModelEntry, missing_package, package_version
+from .entry import ModelEntry, missing_package, package_version
 
 # name (= key of orb_models.forcefield.pretrained.ORB_PRETRAINED_MODELS) ->
 # (conservative, training data, functional); the weights URLs are in .weights.ORB_URLS.

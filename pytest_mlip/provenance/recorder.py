@@ -21,8 +21,8 @@ import numpy as np
 from .artifact import Artifact, ModelIdentity
 
 EVALUATE_ROUTINE = "pytest_mlip.evaluation.Evaluator.evaluate"
-NORMALIZE_ROUTINE = "pytest_mlip.contracts.base.Check._run_probe"
-AGGREGATE_ROUTINE = "pytest_mlip.contracts.base.Check._aggregate"
+NORMALIZE_ROUTINE = "pytest_mlip.laws.base.Check._run_probe"
+AGGREGATE_ROUTINE = "pytest_mlip.laws.base.Check._aggregate"
 SETTINGS_ROUTINE = "pytest_mlip.contracts.files.parse_contracts"
 
 
@@ -162,7 +162,7 @@ def verdict_artifacts(verdict, evaluator, code_version: str, run: str | None = N
     ``tolerance[key]``, and per probe ``normalized``, ``violations[key]``,
     ``observables[name]`` and ``series[name]``.
     """
-    from ..contracts import CHECKS
+    from ..laws import CHECKS
 
     check = CHECKS.get(verdict.check)
     measure = f"{check.__module__}.{check.__qualname__}.measure" if check else f"{verdict.check}.measure"

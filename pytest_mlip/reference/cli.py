@@ -59,7 +59,7 @@ def run(args) -> int:
     from ..provenance.recorder import verdict_artifacts
     from ..provenance.store import Store
     from ..testing import run_contract
-    from .cards import card_for
+    from .cards import card_for, why_no_card
     from .engines import engine
     from .settle import Budget, Cache, settle_verdict
 
@@ -81,7 +81,7 @@ def run(args) -> int:
         for settings in protocols:
             if card_for(settings.check) is None:
                 lines.append(f"| `{settings.name}` | - | - | - | - | - | no card | check {settings.check} has no "
-                             "reference card |")
+                             f"reference card: {why_no_card(settings.check)} |")
                 continue
             verdict = run_contract(settings, target)
             ev = evaluator_for(target)

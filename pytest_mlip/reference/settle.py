@@ -239,7 +239,7 @@ def settle_verdict(verdict, settings, engine: Engine, cache: Cache | None, budge
 
     ``probe_ids`` is the verdict's artifact map per probe (violations, observables), cited by the decisions.
     """
-    from ..contracts import CHECKS
+    from ..laws import CHECKS
     from .cards import card_for
 
     card = card_for(verdict.check)

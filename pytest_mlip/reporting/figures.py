@@ -23,16 +23,9 @@ EREL = re.compile(r"(?i)^e_?rel$")
 KEY_OBSERVABLE = re.compile(r"(?i)(^e_?rel$|barrier)")
 MAX_PANELS = 16
 
-#: series name (without its curve_/scan_/path_ prefix) -> (quantity in words, unit); per check first
+#: series name (without its curve_/scan_/path_ prefix) -> (quantity in words, unit); a law's record may name its
+#: own (``axes``), which come first
 QUANTITIES = {
-    ("compression_wall", "E"): ("energy per atom", "eV/atom"),
-    ("compression_wall", "scale"): ("lattice scale factor", ""),
-    ("compression_wall", "P_GPa"): ("pressure", "GPa"),
-    ("desorption_barrier", "dz"): ("adsorbate height above its relaxed site", "Å"),
-    ("pes_smoothness", "s"): ("distance along the scan", "Å"),
-    ("pes_smoothness", "F"): ("force along the scan", "eV/Å"),
-    ("nve_conservation", "t"): ("time", "fs"),
-    ("nve_conservation", "dE"): ("total energy change per atom", "eV/atom"),
     "r": ("interatomic distance", "Å"),
     "z": ("height", "Å"),
     "dz": ("height change", "Å"),
@@ -52,8 +45,12 @@ REFERENCE_COLOR = "teal"  # reference-calculation points (--mlip-reference)
 
 def quantity(check: str, name: str) -> tuple[str, str]:
     """(quantity in words, unit) of a series; the bare name and no unit when unknown."""
+    from ..laws import law_for
+
     bare = _bare(name)
-    return QUANTITIES.get((check, bare)) or QUANTITIES.get(bare) or (bare.replace("_", " "), "")
+    law = law_for(check)
+    own = law.axes.get(bare) if law is not None else None
+    return own or QUANTITIES.get(bare) or (bare.replace("_", " "), "")
 
 
 def axis_label(check: str, name: str, prefix: str = "") -> str:

@@ -114,7 +114,7 @@ def build_report(store, run: dict, entries: list[tuple[dict, dict]], gate=None) 
     Values are read back from the store, not from the verdicts: the report
     prints what the artifacts hold.
     """
-    from ..contracts import CHECKS
+    from ..laws import CHECKS
 
     wanted: list[str] = []
     for _, ids in entries:

@@ -57,7 +57,7 @@ def fmt(x) -> str:
 
 
 def format_failure(verdict, state) -> str:
-    from ..contracts.base import unit_text
+    from ..laws.base import unit_text
 
     what = "ERROR (the model could not be evaluated)" if verdict.status == "error" else "FAILED"
     lines = [f"{verdict.contract} {what} on {verdict.model} ({'hard' if verdict.hard else 'soft'}, {verdict.basis})",
@@ -134,7 +134,9 @@ def summary_lines(verdicts: list[dict], state, gate=None, updating: bool = False
     widths = [max(len(str(r[i])) for r in [head] + rows) for i in range(len(head))]
     lines = ["  ".join(str(x).ljust(w) for x, w in zip(head, widths))]
     lines += ["  ".join(str(x).ljust(w) for x, w in zip(r, widths)) for r in rows]
-    gating = [v for v in verdicts if v["role"] == "target" and v["hard"] and v["status"] in ("fail", "error")]
+    from .gate import is_gating
+
+    gating = [v for v in verdicts if is_gating(v)]
     lines.append("")
     texts = set(cell.values())
     key = []
@@ -147,7 +149,7 @@ def summary_lines(verdicts: list[dict], state, gate=None, updating: bool = False
         key.append("spread: v/tau across models at the target's worst probe")
     if key:
         lines.append("; ".join(key) + ".")
-    from ..contracts.base import MISSING_DEPENDENCY
+    from ..laws.base import MISSING_DEPENDENCY
 
     missing = {v["contract"]: v["reason"] for v in verdicts
                if v["status"] == "skip" and v.get("reason", "").startswith(MISSING_DEPENDENCY)}
@@ -160,7 +162,7 @@ def summary_lines(verdicts: list[dict], state, gate=None, updating: bool = False
             worst = next((p for p in v.get("probes", []) if p["probe"] == v.get("worst_probe")), {})
             note = f"; {worst['message']}" if worst.get("message") else ""
             lines.append(f"  {v['contract']} on {v['model']}: {v['reason']}{note}")
-    lines += energy_force_crossref(verdicts)
+    lines += crossref(verdicts)
     partial = [v for v in verdicts if v["status"] in ("pass", "fail") and any(p.get("status") == "skip"
                                                                                 for p in v.get("probes", []))]
     if partial:
@@ -195,30 +197,39 @@ def summary_lines(verdicts: list[dict], state, gate=None, updating: bool = False
     return lines
 
 
-def energy_force_crossref(verdicts: list[dict]) -> list[str]:
-    """For each failed symmetry verdict: does energy-force consistency hold on its worst structure, same model?
+def crossref(verdicts: list[dict]) -> list[str]:
+    """For each failed verdict of a law that names laws to be read against (its record's ``read_against``): does
+    the other law hold on the same model's worst structure?
 
-    A model whose forces are not the gradient of its energy fails rotation or translation too; this line says
-    which law is the root, from the energy-force verdict's probe on the same structure (when it ran there).
+    E.g. a model whose forces are not the gradient of its energy fails rotation or translation too: the symmetry
+    law is read against energy-force consistency, from that verdict's probe on the same structure (when it ran
+    there), to say which law is the root.
     """
-    ef = {v["model"]: v for v in verdicts if v.get("check") == "energy_force"}
-    out = []
-    for v in verdicts:
-        if v.get("check") != "symmetry" or v["status"] != "fail" or not v.get("worst_probe"):
-            continue
-        probe = v["worst_probe"]
-        e = ef.get(v["model"])
-        p = next((p for p in (e or {}).get("probes", []) if p["probe"] == probe), None)
-        if e is None or e["status"] == "skip":
-            state = "not measured (" + (e["reason"] if e else "energy-force contract not run") + ")"
-        elif p is None or p.get("status") != "ok":
-            state = "not measured on this structure" + (f" ({p.get('message')})" if p and p.get("message") else "")
-        else:
-            n = p.get("normalized")
-            state = (f"{'BROKEN' if n > 1 else 'holds'} there (v/tau {fmt(n)}; "
-                     f"{'the symmetry failure may come from forces that are not -dE/dx' if n > 1 else 'the forces are the gradient of the energy'})")
-        out.append(f"  {v['contract']} on {v['model']} fails on {probe}: energy-force consistency {state}")
-    return (["symmetry failures read against energy-force consistency on the same structure:"] + out) if out else []
+    from ..laws import LAWS
+
+    lines = []
+    for name, law in sorted(LAWS.items()):
+        for other, (words, broken, holds) in law.read_against.items():
+            by_model = {v["model"]: v for v in verdicts if v.get("check") == other}
+            out = []
+            for v in verdicts:
+                if v.get("check") != name or v["status"] != "fail" or not v.get("worst_probe"):
+                    continue
+                probe = v["worst_probe"]
+                e = by_model.get(v["model"])
+                p = next((p for p in (e or {}).get("probes", []) if p["probe"] == probe), None)
+                if e is None or e["status"] == "skip":
+                    state = "not measured (" + (e["reason"] if e else f"{words.split()[0]} contract not run") + ")"
+                elif p is None or p.get("status") != "ok":
+                    state = "not measured on this structure" + (f" ({p.get('message')})" if p and p.get("message")
+                                                                else "")
+                else:
+                    n = p.get("normalized")
+                    state = f"{'BROKEN' if n > 1 else 'holds'} there (v/tau {fmt(n)}; {broken if n > 1 else holds})"
+                out.append(f"  {v['contract']} on {v['model']} fails on {probe}: {words} {state}")
+            if out:
+                lines += [f"{name.replace('_', ' ')} failures read against {words} on the same structure:"] + out
+    return lines
 
 
 def _name_matches(verdict_model: str, spec: str) -> bool:

@@ -1,7 +1,9 @@
 """Reference cards: what a reference calculation must produce for one law, and its decision table.
 
 A card is a small self-contained object keyed by the name of the check it
-settles (``CARDS[check]``); a law's folder can own it. It says
+settles (``CARDS[check]``); it lives in its law's folder
+(``pytest_mlip/laws/<law>/card.py``, named by the law's record), and a law
+without one states why in its record. It says
 
 - which configurations to compute for a probe (built from the probe and the
   model's own observables, so the reference sees the geometry the model saw),
@@ -48,7 +50,7 @@ class ProbeCase:
 
     contract: str
     probe: str
-    built: Any  # pytest_mlip.contracts.base.Probe (rebuilt from the settings), or None
+    built: Any  # pytest_mlip.laws.base.Probe (rebuilt from the settings), or None
     values: dict[str, Any]  # the model's violations and observables, by name
     worst_atoms: Any = None
     tolerance: dict[str, float] = field(default_factory=dict)
@@ -149,28 +151,18 @@ class Card:
              UNDECIDED)]
 
 
-#: laws without a reference card, and why (README, docs/contracts.md)
-OUT_OF_REACH = {
-    "symmetry": "an exact invariance every DFT code obeys by construction: a reference would restate the law",
-    "zero_net_force": "an exact consequence of translation invariance: a reference would restate the law",
-    "energy_force": "a consistency of the model's own outputs (forces = -dE/dx): nothing external to compare",
-    "jacobian_symmetry": "a consistency of the model's own outputs (a symmetric Hessian): nothing external to compare",
-    "pes_smoothness": "a property of the model's own curves (cusps at its cutoff): nothing external to compare",
-    "dissociation": "locality at 12 A or beyond the cutoff: DFT fragments add up unless their charge or spin state "
-                    "changes, which the reference would test rather than the model",
-    "stress_strain": "needs converged plane-wave stresses of bulk cells: out of a molecular code's reach and of "
-                     "LCAO's accuracy (plane-wave GPAW crashed on 2 ranks without ScaLAPACK, as reported in "
-                     "issue 15)",
-    "born_stability": "elastic constants need many strained plane-wave bulk cells: hours per model here",
-    "compression_wall": "bulk cells compressed to 0.4 x equilibrium: plane-wave cells with hard PAW setups, out of "
-                        "LCAO's basis and the budget here",
-    "adsorption_sign": "needs relaxations of every adsorbate on every slab: hours of GPAW per model here",
-    "nve_conservation": "a consistency of the model's own dynamics (its forces against its energy along its own "
-                        "trajectory): nothing external to compare",
-}
-
-
 def card_for(check: str) -> Card | None:
-    from . import desorption_barrier, dimer_tail, repulsive_wall  # noqa: F401  (register the built-in cards)
+    """The reference card of the law whose check is ``check`` (it lives in the law's folder), or None."""
+    from ...laws import law_for
 
-    return CARDS.get(check)
+    law = law_for(check)
+    cls = law.card_object() if law is not None else None
+    return CARDS.get(check) if cls is not None else None
+
+
+def why_no_card(check: str) -> str:
+    """The reason a law states for having no reference card ('' when it has one)."""
+    from ...laws import law_for
+
+    law = law_for(check)
+    return law.reason("reference") if law is not None else f"no law {check!r}"
