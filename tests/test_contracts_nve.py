@@ -64,13 +64,16 @@ def test_a_collapse_is_a_violation_not_an_error():
     p = v.worst()
     assert p.violations["unstable"] == 1.0 and "closest pair" in p.observables["label"]
     assert p.observables["steps_done"] < 200 and p.observables["min_distance_ratio"] < 0.5  # stopped there
+    assert p.observables["label"].startswith(f"unstable at step {p.observables['steps_done']}:")
     assert p.atoms is not None and len(p.atoms) == 6  # the frame where it stopped is the worst configuration
 
 
 def test_a_nan_mid_run_is_an_instability_and_a_nan_at_the_start_an_error():
     v = run_contract("nve-conservation", f"{M}:collapse_to_nan", **ONE_RUN)
     assert v.status == "fail"
-    assert v.worst().violations["unstable"] == 1.0 and "non-finite model output" in v.worst().observables["label"]
+    obs = v.worst().observables
+    assert v.worst().violations["unstable"] == 1.0 and "non-finite model output" in obs["label"]
+    assert obs["label"].startswith(f"unstable at step {obs['steps_done'] + 1}:")  # the step whose call gave NaN
     # the given structure itself gives NaN (a pair at 0.8 A, under 1 A): garbage output, not dynamics
     start = run_contract("nve-conservation", "tests.mutants:NanAtShortRange", temperatures=[300.0],
                          structures=[{"kind": "dimer", "elements": ["Cu", "Cu"], "distance": 0.8}])

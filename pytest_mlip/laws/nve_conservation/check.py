@@ -121,11 +121,11 @@ def run_nve(atoms, evaluator, temperature: float, timestep_fs: float, steps: int
     try:
         dyn.run(steps)  # ASE observes step 0 too; a model error there is its failure on the given structure
     except _Unstable as why:
-        out["unstable_step"], out["why"] = len(out["t"]), why.why
+        out["unstable_step"], out["why"] = dyn.nsteps, why.why  # observed after dyn.nsteps steps
     except ModelOutputError as err:
         if not out["t"] or "non-finite" not in str(err):
             raise  # garbage of another kind (shape, type), or on the starting structure: not a dynamical instability
-        out["unstable_step"], out["why"] = len(out["t"]), f"non-finite model output ({err.prop})"
+        out["unstable_step"], out["why"] = dyn.nsteps + 1, f"non-finite model output ({err.prop})"  # the step tried
     frame = work.copy()
     frame.calc = None
     out["frame"] = frame
