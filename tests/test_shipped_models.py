@@ -73,7 +73,8 @@ def test_sevennet_suite_reports_its_collapse_and_passes_the_laws_it_keeps(tmp_pa
     assert {"repulsive-wall-dimers", "repulsive-wall-surface", "compression-wall", "inversion-invariance"} <= gating
     # Exact laws it keeps at this setting.
     for c in ("dissociation-limit", "rotation-invariance", "translation-invariance", "permutation-invariance",
-              "periodic-image-consistency", "stress-strain-consistency", "zero-net-force", "born-stability"):
+              "periodic-image-consistency", "stress-strain-consistency", "zero-net-force", "born-stability",
+              "nve-conservation"):
         assert status[c] == "pass", (c, seven[c]["reason"])
     # Forces by autograd: "guaranteed by construction" is measured anyway, and holds (v/tau 0.051 and 0.026).
     for c in ("energy-force-consistency", "jacobian-symmetry", "determinism"):

@@ -16,7 +16,9 @@ import re
 
 #: colour scale of v/tau: log10 from 1e-6 (green) through 1 (yellow) to 1e4 (red)
 LOG_MIN, LOG_MAX = -6.0, 4.0
-X_HINTS = ("r", "z", "dz", "d", "x", "s", "distance", "height", "displacement", "path", "coordinate")
+X_HINTS = ("r", "z", "dz", "d", "x", "s", "t", "distance", "height", "displacement", "path", "coordinate", "time")
+#: x series that are times (a trajectory, not a scan)
+TIME_AXES = ("t", "time")
 EREL = re.compile(r"(?i)^e_?rel$")
 KEY_OBSERVABLE = re.compile(r"(?i)(^e_?rel$|barrier)")
 MAX_PANELS = 16
@@ -315,6 +317,10 @@ def _tolerance_line(ax, cs: dict, x, y):
     if "barrier" in tol and tol["barrier"]:
         ax.axhline(tol["barrier"], color=WORST_COLOR, lw=0.8, ls="--")
         return f"barrier tolerance ({tol['barrier']:g} {unit.get('barrier', '')})"
+    if "excursion" in tol and tol["excursion"]:  # NVE: the total energy may not leave its starting value by more
+        for sign in (1.0, -1.0):
+            ax.axhline(sign * tol["excursion"], color=WORST_COLOR, lw=0.8, ls="--")
+        return f"excursion tolerance (+-{tol['excursion']:g} {unit.get('excursion', '')})"
     return None
 
 
@@ -331,6 +337,8 @@ def curves_png(cs: dict, target: str, probes: list[dict] | None = None, colors: 
     fig = _fig(3.4 * cols, 2.7 * rows + 0.9)
     handles: dict[str, object] = {}
     k_committee = 0
+    #: a trace in time is drawn relative to its start; a scan relative to its outermost point
+    in_time = _bare(cs["xname"]) in TIME_AXES
     for k, pr in enumerate(probes):
         ax = fig.add_subplot(rows, cols, k + 1)
         tgt = next((c for c in pr["curves"] if c["model"] == target), None)
@@ -339,7 +347,7 @@ def curves_png(cs: dict, target: str, probes: list[dict] | None = None, colors: 
 
         def rel(c):
             x, y = np.asarray(c["x"], float), np.asarray(c["y"], float)
-            return x, y - y[np.argmax(x)]
+            return x, y - y[np.argmin(x) if in_time else np.argmax(x)]
 
         grid = rel(tgt)[0] if tgt else (rel(comm[0])[0] if comm else None)
         if comm and grid is not None:
@@ -409,7 +417,8 @@ def curves_png(cs: dict, target: str, probes: list[dict] | None = None, colors: 
         ax.tick_params(labelsize=7)
         if k % cols == 0:
             q, unit = quantity(cs["check"], cs["yname"])
-            ax.set_ylabel(f"{q} relative to the\nscan's outermost point" + (f" ({unit})" if unit else ""),
+            ax.set_ylabel(f"{q} relative to the\n" + ("start" if in_time else "scan's outermost point")
+                          + (f" ({unit})" if unit else ""),
                           fontsize=7)
         if k >= n - cols:
             ax.set_xlabel(axis_label(cs["check"], cs["xname"]), fontsize=7)
