@@ -9,6 +9,7 @@ plain commentary is not.
 from __future__ import annotations
 
 import pytest
+from pathlib import Path
 
 from pytest_mlip.reporting.structure import first_difference, hidden_text, html_events, markdown_events
 
@@ -152,3 +153,26 @@ def test_plain_comments_are_permitted(text):
     from pytest_mlip.reporting.claims import comment_problems
 
     assert comment_problems(text, NAMES) == [], text
+
+
+def test_report_json_with_a_duplicate_key_is_refused(tmp_path):
+    """A key written twice shows one reader the first value and Python the last: the judge refuses the file
+    (a held-out attack put "status": "pass" before the real "fail" and was approved)."""
+    import json as _json
+    import shutil
+
+    from pytest_mlip.reporting.judge_report import judge_report
+
+    src = Path(__file__).resolve().parent.parent / "docs" / "example-report"
+    dst = tmp_path / "rep"
+    shutil.copytree(src, dst)
+    text = (dst / "report.json").read_text()
+    assert text.lstrip().startswith("{")
+    (dst / "report.json").write_text(text.replace("{", '{"verdicts": [], ', 1))
+    try:
+        result = judge_report(dst, sample=0, replay=0)
+    except Exception as exc:  # refused as unusable input
+        assert "twice" in str(exc)
+    else:
+        assert not result.ok
+    _json.loads((dst / "report.json").read_text())  # plain json would have taken the last value silently

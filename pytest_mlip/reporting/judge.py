@@ -720,8 +720,12 @@ def _read_report(path: Path) -> tuple[str, Any]:
     except OSError as exc:
         raise MlipError(f"cannot read report {path} ({exc.strerror})") from None
     if path.suffix.lower() == ".json":
+        from .report import DuplicateKeyError, loads_strict
+
         try:
-            data = json.loads(text)
+            data = loads_strict(text)
+        except DuplicateKeyError as exc:
+            raise MlipError(f"report {path} is not a report this tool writes: {exc}") from None
         except json.JSONDecodeError as exc:
             raise MlipError(f"report {path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
                             "regenerate it with pytest --mlip=MODEL --mlip-report=DIR") from None

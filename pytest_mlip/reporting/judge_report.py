@@ -256,7 +256,12 @@ def spot_check(judge: Judge, sample: int | None, seed: int | None = None, load_m
         ev = Evaluator(model)
         bad = []
         for a in chosen:
-            problem = _rerun(ev, a, decode_payload(judge.store.payload(a.id)))
+            try:
+                cfg = decode_payload(judge.store.payload(a.id))
+            except Exception as exc:  # a damaged payload is a finding (the store check names it too), not a crash
+                bad.append(f"{a.id[:SHORT_ID]}: its stored configuration cannot be read ({exc})")
+                continue
+            problem = _rerun(ev, a, cfg)
             if problem:
                 bad.append(f"{a.id[:SHORT_ID]}: {problem}")
         out.append(Finding(not bad, "model calls", f"{name}: re-ran {len(chosen)} of {len(arts)} stored call(s)",

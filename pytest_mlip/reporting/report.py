@@ -34,6 +34,26 @@ class ReportError(MlipError):
     pass
 
 
+
+class DuplicateKeyError(ValueError):
+    """A JSON object names one key twice (readers disagree on which value counts)."""
+
+
+def _no_duplicates(pairs):
+    seen = {}
+    for k, v in pairs:
+        if k in seen:
+            raise DuplicateKeyError(f"the key {k!r} appears twice in one object (readers disagree on which value "
+                                    "counts)")
+        seen[k] = v
+    return seen
+
+
+def loads_strict(text: str):
+    """``json.loads`` that refuses an object naming a key twice: Python keeps the last value, another reader may
+    keep the first, so a duplicate key can show a reader one verdict and the judge another."""
+    return json.loads(text, object_pairs_hook=_no_duplicates)
+
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.\-]+", "_", name)[:120]
 
@@ -472,7 +492,9 @@ def rerender(folder) -> list[Path]:
     folder = Path(folder)
     src = folder / "report.json"
     try:
-        data = json.loads(src.read_text(encoding="utf-8"))
+        data = loads_strict(src.read_text(encoding="utf-8"))
+    except DuplicateKeyError as exc:
+        raise ReportError(f"{src}: {exc}; regenerate the report") from None
     except OSError as exc:
         raise ReportError(f"cannot read {src} ({exc.strerror}); pass the folder pytest --mlip-report=DIR wrote") \
             from None
