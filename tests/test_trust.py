@@ -402,3 +402,100 @@ def test_energy_force_tolerance_below_its_measured_floor_is_a_usage_error(tmp_pa
 def test_bad_environment_variables_are_usage_errors(run, pytester, monkeypatch, name, value):
     monkeypatch.setenv(name, value)
     one_line_usage_error(run("--mlip-no-builtin"), f"{name}={value!r}")
+
+
+@pytest.mark.parametrize("spec", ["", " "])
+def test_empty_model_spec_is_a_usage_error(run, pytester, spec):
+    """--mlip= (an unset $MODEL in CI) names no model: a one-line usage error naming the fix, never 'no tests ran'."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    one_line_usage_error(run("--mlip-no-builtin", model=spec), "names no model", "--mlip=NAME", "--mlip-list")
+
+
+@pytest.mark.parametrize("marker", ["", "my own notes\n", "written by pytest-mlip"])
+def test_report_marker_counts_only_with_its_exact_text(run, pytester, marker):
+    """A hand-made (empty or other) .pytest-mlip-report does not make the user's folder ours: refused untouched."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x"), "docs/.pytest-mlip-report": marker,
+                           "docs/report.md": "mine"})
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-report=docs"), "not empty", ".pytest-mlip-report")
+    assert (pytester.path / "docs/report.md").read_text() == "mine"
+
+
+def test_timeout_swallowed_by_the_model_is_still_an_error_verdict(run, pytester, monkeypatch):
+    """A model that catches the timeout's interrupt (except BaseException) and returns late is still an error
+    verdict naming the call."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x") + SMALL.format(name="y").replace(
+        "NH3", "H2O")})
+    monkeypatch.setenv("MLIP_TEST_CORRUPTION", "swallow:1.5")
+    monkeypatch.setenv("MLIP_TEST_CORRUPTION_MIN_ATOMS", "4")  # NH3 overruns, H2O does not
+    fresh_garbage_model()
+    res = run("--mlip-no-builtin", "--mlip-timeout=0.5", model="tests.mutants.garbage:from_env")
+    assert res.ret == 1
+    out = res.stdout.str()
+    assert "timed out after 0.5 s (--mlip-timeout)" in out and "without stopping when interrupted" in out
+    assert "error verdicts: x[tests.mutants.garbage:from_env]" in out
+
+
+def test_error_verdicts_on_a_committee_member_fail_the_run(run, pytester, monkeypatch):
+    """An error verdict on any model, the committee's too, makes the run incomplete and fails the gate."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    monkeypatch.setenv("MLIP_TEST_CORRUPTION", "exit:3")
+    monkeypatch.setenv("MLIP_TEST_CORRUPTION_MIN_ATOMS", "4")
+    fresh_garbage_model()
+    res = run("--mlip-no-builtin", "--mlip-committee=tests.mutants.garbage:from_env", "--mlip-report=rep")
+    assert res.ret == 1, res.stdout.str()[-3000:]
+    inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
+    assert inc["errors"] == ["x[tests.mutants.garbage:from_env]"] and inc["fails_run"]
+
+
+class _FakeModel:
+    """A model for the evaluator alone: ``outputs`` gives each call's energy offset (a warm-up glitch, a hang)."""
+
+    name = "fake"
+    weights_hash = "0"
+
+    def __init__(self, offsets=(), sleep=0.0):
+        from types import SimpleNamespace
+
+        self.info = SimpleNamespace(implemented_properties=["energy", "forces"])
+        self.offsets, self.sleep, self.n = list(offsets), sleep, 0
+
+    def compute(self, work, props):
+        import time
+
+        import numpy as np
+
+        offset = self.offsets[self.n] if self.n < len(self.offsets) else 0.0
+        self.n += 1
+        end = time.monotonic() + self.sleep
+        while time.monotonic() < end:
+            try:
+                time.sleep(max(end - time.monotonic(), 0.0))
+            except BaseException:  # noqa: BLE001 (swallows the timeout's interrupt)
+                pass
+        return {"energy": -1.0 + offset, "forces": np.zeros((len(work), 3))}
+
+
+def test_first_real_call_is_always_in_the_determinism_sample():
+    """A model whose first output differs (a warm-up glitch) is caught even when the seeded sample draws nothing."""
+    from ase.build import molecule
+
+    from pytest_mlip.evaluation.evaluator import Evaluator, RepeatSample
+
+    ev = Evaluator(_FakeModel(offsets=[0.5]), sample=RepeatSample(fraction=0.0, minimum=0))
+    ev.evaluate(molecule("H2O"))
+    ev.evaluate(molecule("NH3"))
+    assert ev.stats.repeats == 1 and len(ev.nondeterminism) == 1 and "H2O" in ev.nondeterminism[0]["structure"]
+
+
+def test_overrun_call_is_a_timeout_even_when_the_interrupt_is_swallowed(monkeypatch):
+    from ase.build import molecule
+
+    from pytest_mlip.errors import ModelTimeoutError
+    from pytest_mlip.evaluation import evaluator as ev_mod
+
+    monkeypatch.setitem(ev_mod.CALL_TIMEOUT, "seconds", 0.2)
+    ev = ev_mod.Evaluator(_FakeModel(sleep=0.6))
+    with pytest.raises(ModelTimeoutError, match="timed out after 0.2 s"):
+        ev.evaluate(molecule("H2O"))
+    monkeypatch.setitem(ev_mod.CALL_TIMEOUT, "seconds", 5.0)
+    assert ev_mod.Evaluator(_FakeModel()).evaluate(molecule("H2O")).energy == -1.0
