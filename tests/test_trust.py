@@ -218,6 +218,12 @@ def test_crashed_item_makes_the_run_incomplete(run, pytester, monkeypatch):
     assert "did not finish: ZeroDivisionError: boom" in out and "Traceback" not in out
     data = json.loads((pytester.path / "rep" / "report.json").read_text())
     assert data["incomplete"]["crashed"] == ["x[tests.mutants:clean_morse]"]
+    assert list(data)[0] == "incomplete"  # at the top of report.json
+    from pytest_mlip.reporting.judge import judge_file
+
+    judged = judge_file(pytester.path / "rep", sample=0, replay=0)
+    on_json = [f for f in judged.findings if f.where == "report.json"]  # equal to the report the store gives
+    assert on_json and all(f.ok for f in on_json), [f.line() for f in judged.failed]
     assert (pytester.path / "s.md").read_text().startswith("### pytest-mlip on `tests.mutants:clean_morse`: "
                                                              "INCOMPLETE run")
 
