@@ -505,3 +505,41 @@ def test_overrun_call_is_a_timeout_even_when_the_interrupt_is_swallowed(monkeypa
         ev.evaluate(molecule("H2O"))
     monkeypatch.setitem(ev_mod.CALL_TIMEOUT, "seconds", 5.0)
     assert ev_mod.Evaluator(_FakeModel()).evaluate(molecule("H2O")).energy == -1.0
+
+
+@pytest.mark.parametrize("text, needles", [
+    (SMALL.format(name="empty").replace('[ { kind = "molecule", name = "NH3" } ]', "[]"),
+     ["contract[0] (empty) checks nothing", "structures", "symmetry"]),
+    ('[[contract]]\nname = "w"\ncheck = "repulsive_wall"\n', ["(w) checks nothing", "pairs, surfaces"]),
+    ('[[contract]]\nname = "w"\ncheck = "repulsive_wall"\npairs = []\n', ["(w) checks nothing", "pairs"]),
+    ('[[contract]]\nname = "t"\ncheck = "dimer_tail"\nelements = []\n', ["(t) checks nothing", "elements"]),
+    ('[[contract]]\nname = "d"\ncheck = "dissociation"\nhard = false\npairs = []\n', ["(d) checks nothing", "pairs"]),
+])
+def test_a_contract_that_checks_nothing_is_a_usage_error(run, pytester, text, needles):
+    """Settings that give the check no probe at all (structures = [], no pairs) are refused when the file is read,
+    for every law, naming the contract and the field: never a skip and a green run."""
+    contracts(pytester, **{"contracts/mlip_x.toml": text})
+    one_line_usage_error(run("--mlip-no-builtin"), *needles)
+
+
+@pytest.mark.parametrize("line, needles", [
+    ("r_inner = 120", ["r_inner", "less than or equal to 3", "Angstrom (not pm)"]),
+    ("step = 5", ["step", "Angstrom (not pm)"]),
+    ("adversary = { kind = \"dimer\", r_min = 30 }", ["adversary.r_min", "Angstrom (not pm)"]),
+])
+def test_wall_distances_are_bounded_in_angstrom(run, pytester, line, needles):
+    """A distance in pm where A is meant (r_inner = 120) is a usage error with the unit, not a crash later."""
+    contracts(pytester, **{"contracts/mlip_x.toml": WALL + line + "\n"})
+    one_line_usage_error(run("--mlip-no-builtin"), *needles)
+
+
+@pytest.mark.parametrize("line, needles", [
+    ("gap = 1200", ["gap", "Angstrom (not pm)"]),
+    ("adversary = { kind = \"fragments\", margin = 100 }", ["adversary.margin", "Angstrom (not pm)"]),
+    ("adversary = { kind = \"fragments\", gap_max = 1500 }", ["adversary.gap_max", "Angstrom (not pm)"]),
+])
+def test_dissociation_distances_are_bounded_in_angstrom(run, pytester, line, needles):
+    contracts(pytester, **{"contracts/mlip_x.toml": '[[contract]]\nname = "d"\ncheck = "dissociation"\n'
+                           'pairs = [[{ kind = "atom", element = "Cu" }, { kind = "atom", element = "Cu" }]]\n'
+                           + line + "\n"})
+    one_line_usage_error(run("--mlip-no-builtin"), *needles)
