@@ -543,3 +543,40 @@ def test_dissociation_distances_are_bounded_in_angstrom(run, pytester, line, nee
                            'pairs = [[{ kind = "atom", element = "Cu" }, { kind = "atom", element = "Cu" }]]\n'
                            + line + "\n"})
     one_line_usage_error(run("--mlip-no-builtin"), *needles)
+
+
+GLITCH = '''
+from tests.mutants import clean_morse
+
+
+def make(declared=True):
+    calc = clean_morse()
+    if declared:
+        calc.mlip_metadata = dict(calc.mlip_metadata, elements=["H", "N", "O"])
+    inner, state = calc.calculate, {"calls": 0}
+
+    def calculate(atoms=None, properties=("energy",), system_changes=()):
+        inner(atoms, properties, system_changes)
+        state["calls"] += 1
+        if state["calls"] == 1:  # a warm-up glitch: the first output is off
+            calc.results["energy"] = calc.results["energy"] + 0.5
+
+    calc.calculate = calculate
+    return calc
+
+
+def undeclared():
+    return make(declared=False)
+'''
+
+
+@pytest.mark.parametrize("model", ["glitchy:make", "glitchy:undeclared"])
+def test_a_warm_up_glitch_fails_the_run(run, pytester, monkeypatch, model):
+    """A model whose first output differs from every later one is a determinism violation (its first real call is
+    always repeated)."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x"), "glitchy.py": GLITCH})
+    monkeypatch.syspath_prepend(str(pytester.path))
+    res = run("--mlip-no-builtin", "--mlip-report=rep", model=model)
+    assert res.ret == 1, res.stdout.str()[-3000:]
+    inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
+    assert inc["determinism"] and inc["fails_run"]

@@ -203,6 +203,8 @@ class Evaluator:
             if self.recorder is not None:
                 self.recorder(self.model, key, err, work)
             raise
+        if self.sample is not None and not self.first_repeated:
+            self._repeat_first_probe()
         if self.sample is not None and (not self.first_repeated or self.sample.wants(key, self.stats.repeats)):
             self.first_repeated = True  # the model's first real output is always repeated (a warm-up glitch)
             self._repeat_sampled(work, result)
@@ -215,6 +217,20 @@ class Evaluator:
         """A fresh model call on ``atoms`` that bypasses the cache (the determinism law compares it with the
         cached one); counted, validated and timed like any call, never stored in the cache."""
         return self._call(prepare(atoms))
+
+    def _repeat_first_probe(self):
+        """The model's first real call, when the element probe made it before this evaluator existed, repeated
+        and compared like any sampled call."""
+        pending = getattr(self.model, "first_call", None)
+        if not pending:
+            return
+        self.model.first_call = None
+        atoms, results = pending
+        try:
+            first = validate_output(self.name, atoms, results, False)
+        except ModelEvaluationError:
+            return
+        self._repeat_sampled(atoms, first)
 
     def _repeat_sampled(self, work, first: Evaluation):
         """Call the model again on ``work`` and record a determinism violation when the outputs differ beyond the
