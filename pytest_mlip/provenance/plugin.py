@@ -591,8 +591,8 @@ def _finish_run(prov):
         xml.add_global_property("mlip_root", prov.root)
         xml.add_global_property("mlip_run", prov.run_id)
     if prov.update_baseline and prov.baseline_path is not None and prov.incomplete.get("fails_run"):
-        prov.errors.append(f"baseline {prov.baseline_path} not updated: the run is incomplete (it was stopped or "
-                           "items did not finish); rerun to completion to update it")
+        prov.errors.append(f"baseline {prov.baseline_path} not updated: the run is incomplete (it was stopped, or "
+                           "items did not finish or ended in error verdicts); rerun to completion to update it")
     elif prov.update_baseline and prov.baseline_path is not None:
         arts = {(v["model"], v["contract"]): ids.get("max_normalized") or ids["verdict"] for v, ids in entries}
         doc = baseline_document(verdicts, prov.state.target, prov.run_id, prov.code_version, arts)
