@@ -218,6 +218,12 @@ def test_crashed_item_makes_the_run_incomplete(run, pytester, monkeypatch):
     assert "did not finish: ZeroDivisionError: boom" in out and "Traceback" not in out
     data = json.loads((pytester.path / "rep" / "report.json").read_text())
     assert data["incomplete"]["crashed"] == ["x[tests.mutants:clean_morse]"]
+    assert list(data)[0] == "incomplete"  # at the top of report.json
+    from pytest_mlip.reporting.judge import judge_file
+
+    judged = judge_file(pytester.path / "rep", sample=0, replay=0)
+    on_json = [f for f in judged.findings if f.where == "report.json"]  # equal to the report the store gives
+    assert on_json and all(f.ok for f in on_json), [f.line() for f in judged.failed]
     assert (pytester.path / "s.md").read_text().startswith("### pytest-mlip on `tests.mutants:clean_morse`: "
                                                              "INCOMPLETE run")
 
@@ -402,3 +408,175 @@ def test_energy_force_tolerance_below_its_measured_floor_is_a_usage_error(tmp_pa
 def test_bad_environment_variables_are_usage_errors(run, pytester, monkeypatch, name, value):
     monkeypatch.setenv(name, value)
     one_line_usage_error(run("--mlip-no-builtin"), f"{name}={value!r}")
+
+
+@pytest.mark.parametrize("spec", ["", " "])
+def test_empty_model_spec_is_a_usage_error(run, pytester, spec):
+    """--mlip= (an unset $MODEL in CI) names no model: a one-line usage error naming the fix, never 'no tests ran'."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    one_line_usage_error(run("--mlip-no-builtin", model=spec), "names no model", "--mlip=NAME", "--mlip-list")
+
+
+@pytest.mark.parametrize("marker", ["", "my own notes\n", "written by pytest-mlip"])
+def test_report_marker_counts_only_with_its_exact_text(run, pytester, marker):
+    """A hand-made (empty or other) .pytest-mlip-report does not make the user's folder ours: refused untouched."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x"), "docs/.pytest-mlip-report": marker,
+                           "docs/report.md": "mine"})
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-report=docs"), "not empty", ".pytest-mlip-report")
+    assert (pytester.path / "docs/report.md").read_text() == "mine"
+
+
+def test_timeout_swallowed_by_the_model_is_still_an_error_verdict(run, pytester, monkeypatch):
+    """A model that catches the timeout's interrupt (except BaseException) and returns late is still an error
+    verdict naming the call."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x") + SMALL.format(name="y").replace(
+        "NH3", "H2O")})
+    monkeypatch.setenv("MLIP_TEST_CORRUPTION", "swallow:1.5")
+    monkeypatch.setenv("MLIP_TEST_CORRUPTION_MIN_ATOMS", "4")  # NH3 overruns, H2O does not
+    fresh_garbage_model()
+    res = run("--mlip-no-builtin", "--mlip-timeout=0.5", model="tests.mutants.garbage:from_env")
+    assert res.ret == 1
+    out = res.stdout.str()
+    assert "timed out after 0.5 s (--mlip-timeout)" in out and "without stopping when interrupted" in out
+    assert "error verdicts: x[tests.mutants.garbage:from_env]" in out
+
+
+def test_error_verdicts_on_a_committee_member_fail_the_run(run, pytester, monkeypatch):
+    """An error verdict on any model, the committee's too, makes the run incomplete and fails the gate."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    monkeypatch.setenv("MLIP_TEST_CORRUPTION", "exit:3")
+    monkeypatch.setenv("MLIP_TEST_CORRUPTION_MIN_ATOMS", "4")
+    fresh_garbage_model()
+    res = run("--mlip-no-builtin", "--mlip-committee=tests.mutants.garbage:from_env", "--mlip-report=rep")
+    assert res.ret == 1, res.stdout.str()[-3000:]
+    inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
+    assert inc["errors"] == ["x[tests.mutants.garbage:from_env]"] and inc["fails_run"]
+
+
+class _FakeModel:
+    """A model for the evaluator alone: ``outputs`` gives each call's energy offset (a warm-up glitch, a hang)."""
+
+    name = "fake"
+    weights_hash = "0"
+
+    def __init__(self, offsets=(), sleep=0.0):
+        from types import SimpleNamespace
+
+        self.info = SimpleNamespace(implemented_properties=["energy", "forces"])
+        self.offsets, self.sleep, self.n = list(offsets), sleep, 0
+
+    def compute(self, work, props):
+        import time
+
+        import numpy as np
+
+        offset = self.offsets[self.n] if self.n < len(self.offsets) else 0.0
+        self.n += 1
+        end = time.monotonic() + self.sleep
+        while time.monotonic() < end:
+            try:
+                time.sleep(max(end - time.monotonic(), 0.0))
+            except BaseException:  # noqa: BLE001 (swallows the timeout's interrupt)
+                pass
+        return {"energy": -1.0 + offset, "forces": np.zeros((len(work), 3))}
+
+
+def test_first_real_call_is_always_in_the_determinism_sample():
+    """A model whose first output differs (a warm-up glitch) is caught even when the seeded sample draws nothing."""
+    from ase.build import molecule
+
+    from pytest_mlip.evaluation.evaluator import Evaluator, RepeatSample
+
+    ev = Evaluator(_FakeModel(offsets=[0.5]), sample=RepeatSample(fraction=0.0, minimum=0))
+    ev.evaluate(molecule("H2O"))
+    ev.evaluate(molecule("NH3"))
+    assert ev.stats.repeats == 1 and len(ev.nondeterminism) == 1 and "H2O" in ev.nondeterminism[0]["structure"]
+
+
+def test_overrun_call_is_a_timeout_even_when_the_interrupt_is_swallowed(monkeypatch):
+    from ase.build import molecule
+
+    from pytest_mlip.errors import ModelTimeoutError
+    from pytest_mlip.evaluation import evaluator as ev_mod
+
+    monkeypatch.setitem(ev_mod.CALL_TIMEOUT, "seconds", 0.2)
+    ev = ev_mod.Evaluator(_FakeModel(sleep=0.6))
+    with pytest.raises(ModelTimeoutError, match="timed out after 0.2 s"):
+        ev.evaluate(molecule("H2O"))
+    monkeypatch.setitem(ev_mod.CALL_TIMEOUT, "seconds", 5.0)
+    assert ev_mod.Evaluator(_FakeModel()).evaluate(molecule("H2O")).energy == -1.0
+
+
+@pytest.mark.parametrize("text, needles", [
+    (SMALL.format(name="empty").replace('[ { kind = "molecule", name = "NH3" } ]', "[]"),
+     ["contract[0] (empty) checks nothing", "structures", "symmetry"]),
+    ('[[contract]]\nname = "w"\ncheck = "repulsive_wall"\n', ["(w) checks nothing", "pairs, surfaces"]),
+    ('[[contract]]\nname = "w"\ncheck = "repulsive_wall"\npairs = []\n', ["(w) checks nothing", "pairs"]),
+    ('[[contract]]\nname = "t"\ncheck = "dimer_tail"\nelements = []\n', ["(t) checks nothing", "elements"]),
+    ('[[contract]]\nname = "d"\ncheck = "dissociation"\nhard = false\npairs = []\n', ["(d) checks nothing", "pairs"]),
+])
+def test_a_contract_that_checks_nothing_is_a_usage_error(run, pytester, text, needles):
+    """Settings that give the check no probe at all (structures = [], no pairs) are refused when the file is read,
+    for every law, naming the contract and the field: never a skip and a green run."""
+    contracts(pytester, **{"contracts/mlip_x.toml": text})
+    one_line_usage_error(run("--mlip-no-builtin"), *needles)
+
+
+@pytest.mark.parametrize("line, needles", [
+    ("r_inner = 120", ["r_inner", "less than or equal to 3", "Angstrom (not pm)"]),
+    ("step = 5", ["step", "Angstrom (not pm)"]),
+    ("adversary = { kind = \"dimer\", r_min = 30 }", ["adversary.r_min", "Angstrom (not pm)"]),
+])
+def test_wall_distances_are_bounded_in_angstrom(run, pytester, line, needles):
+    """A distance in pm where A is meant (r_inner = 120) is a usage error with the unit, not a crash later."""
+    contracts(pytester, **{"contracts/mlip_x.toml": WALL + line + "\n"})
+    one_line_usage_error(run("--mlip-no-builtin"), *needles)
+
+
+@pytest.mark.parametrize("line, needles", [
+    ("gap = 1200", ["gap", "Angstrom (not pm)"]),
+    ("adversary = { kind = \"fragments\", margin = 100 }", ["adversary.margin", "Angstrom (not pm)"]),
+    ("adversary = { kind = \"fragments\", gap_max = 1500 }", ["adversary.gap_max", "Angstrom (not pm)"]),
+])
+def test_dissociation_distances_are_bounded_in_angstrom(run, pytester, line, needles):
+    contracts(pytester, **{"contracts/mlip_x.toml": '[[contract]]\nname = "d"\ncheck = "dissociation"\n'
+                           'pairs = [[{ kind = "atom", element = "Cu" }, { kind = "atom", element = "Cu" }]]\n'
+                           + line + "\n"})
+    one_line_usage_error(run("--mlip-no-builtin"), *needles)
+
+
+GLITCH = '''
+from tests.mutants import clean_morse
+
+
+def make(declared=True):
+    calc = clean_morse()
+    if declared:
+        calc.mlip_metadata = dict(calc.mlip_metadata, elements=["H", "N", "O"])
+    inner, state = calc.calculate, {"calls": 0}
+
+    def calculate(atoms=None, properties=("energy",), system_changes=()):
+        inner(atoms, properties, system_changes)
+        state["calls"] += 1
+        if state["calls"] == 1:  # a warm-up glitch: the first output is off
+            calc.results["energy"] = calc.results["energy"] + 0.5
+
+    calc.calculate = calculate
+    return calc
+
+
+def undeclared():
+    return make(declared=False)
+'''
+
+
+@pytest.mark.parametrize("model", ["glitchy:make", "glitchy:undeclared"])
+def test_a_warm_up_glitch_fails_the_run(run, pytester, monkeypatch, model):
+    """A model whose first output differs from every later one is a determinism violation (its first real call is
+    always repeated)."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x"), "glitchy.py": GLITCH})
+    monkeypatch.syspath_prepend(str(pytester.path))
+    res = run("--mlip-no-builtin", "--mlip-report=rep", model=model)
+    assert res.ret == 1, res.stdout.str()[-3000:]
+    inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
+    assert inc["determinism"] and inc["fails_run"]

@@ -62,13 +62,25 @@ def _decode(path: Path) -> str:
             from None
 
 
+def _models_in(annotation) -> list:
+    """The pydantic models an annotation holds (``X | None``, ``list[X]``, ...)."""
+    import typing
+
+    if isinstance(annotation, type) and hasattr(annotation, "model_fields"):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+
+
 def _field_hint(settings_type, loc: tuple) -> str:
-    """The unit or meaning of a field, from its description, for range errors."""
+    """The unit or meaning of a field (nested ones too: ``adversary.r_min``), from its description, for range
+    errors."""
     fields = getattr(settings_type, "model_fields", {})
-    if loc and isinstance(loc[0], str) and loc[0] in fields:
-        desc = fields[loc[0]].description or ""
-        return f" ({loc[0]}: {desc})" if desc else ""
-    return ""
+    name, desc = None, ""
+    for part in loc:
+        if isinstance(part, str) and part in fields:
+            name, desc = part, fields[part].description or ""
+            fields = {k: v for m in _models_in(fields[part].annotation) for k, v in m.model_fields.items()}
+    return f" ({name}: {desc})" if desc else ""
 
 
 def tolerance_floor(check: str, key: str) -> tuple[float, str] | None:
@@ -162,6 +174,24 @@ def _check_structures(path: Path, text: str, i: int, settings, root: Path | None
             raise ContractFileError(f"{where}: {spec.label()} has {n} atoms, more than the limit {limit}; "
                                     "use a smaller structure or raise the limit with max_atoms = N at the top of "
                                     "the file")
+
+
+def _check_probes(path: Path, text: str, i: int, settings):
+    """A contract whose settings give its check no probe at all checks nothing: a usage error naming the field(s),
+    for every law (the check's own ``probes`` for these settings is empty)."""
+    try:
+        first = next(iter(CHECKS[settings.check]().probes(settings)), None)
+    except Exception:  # noqa: BLE001 - a probe that cannot be built is reported where it is measured
+        return
+    if first is not None:
+        return
+    empty = [k for k in type(settings).model_fields
+             if isinstance(getattr(settings, k, None), (list, tuple)) and not getattr(settings, k)]
+    named = [k for k in empty if k in settings.model_fields_set] or empty
+    fields = ", ".join(named) if named else "its settings"
+    line = _line_of(text, i, (named[0],)) if named else _line_of(text, i, ("name",))
+    raise ContractFileError(f"{path}:{line}: contract[{i}] ({settings.name}) checks nothing: {fields} give(s) "
+                            f"its {settings.check} check no probe; list at least one entry in {fields}")
 
 
 #: field names that hold element symbols wherever they appear (a contract's own fields or a nested table's)
@@ -278,5 +308,6 @@ def parse_contracts(path: str | Path, text: str | None = None, root: str | Path 
         _check_tolerances(path, text, i, settings)
         _check_symbols(path, text, i, settings)
         _check_structures(path, text, i, settings, root, limit)
+        _check_probes(path, text, i, settings)
         out.append(settings)
     return out

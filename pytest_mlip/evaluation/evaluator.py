@@ -47,23 +47,27 @@ def call_deadline(seconds: float | None, model: str, atoms):
     A call stuck inside one C routine is interrupted when it returns to Python; a sleeping or looping
     call is interrupted on time. The interrupted call becomes a :class:`ModelTimeoutError`.
     """
-    usable = (seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread())
-    if not usable:
-        yield
-        return
+    usable = bool(seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread())
 
     def on_alarm(signum, frame):
         raise _Deadline()
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    start = time.perf_counter()
+    if usable:
+        previous = signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     except _Deadline:
         raise ModelTimeoutError(model, atoms, f"model call timed out after {seconds:g} s (--mlip-timeout)") from None
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        if usable:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    elapsed = time.perf_counter() - start
+    if seconds and elapsed > seconds:  # the model swallowed the interrupt (or no timer could run): still an error
+        raise ModelTimeoutError(model, atoms, f"model call timed out after {seconds:g} s (--mlip-timeout): it ran "
+                                f"{elapsed:.3g} s and returned without stopping when interrupted")
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,9 @@ class RepeatSample:
     """The determinism law inside every run: a seeded sample of real model calls is made twice, and outputs that
     differ beyond the model's noise floor are a ``determinism`` violation, whatever contracts the run selected.
 
-    A call is repeated while its evaluator has repeated fewer than ``minimum`` calls (per model, per process, so
+    The evaluator's first successful real call is always repeated (a model whose first output differs, a warm-up
+    glitch, is caught whatever the sample draws); besides it, a call is repeated while its evaluator has repeated
+    fewer than ``minimum`` calls (per model, per process, so
     per xdist worker too) or when its configuration's hash falls in the ``fraction`` (the hash is of
     the configuration and the seed, so the sample is the same on every run). The floor is the determinism
     check's own default tolerance (>= 3x the float32 noise measured on the shipped models, see
@@ -164,6 +170,8 @@ class Evaluator:
     sample: RepeatSample | None = None
     #: determinism violations the sample found: one dict per repeated call whose outputs differed
     nondeterminism: list = field(default_factory=list)
+    #: has the first real call's output been repeated? (it always is, besides the seeded sample)
+    first_repeated: bool = False
 
     @property
     def name(self) -> str:
@@ -195,7 +203,10 @@ class Evaluator:
             if self.recorder is not None:
                 self.recorder(self.model, key, err, work)
             raise
-        if self.sample is not None and self.sample.wants(key, self.stats.repeats):
+        if self.sample is not None and not self.first_repeated:
+            self._repeat_first_probe()
+        if self.sample is not None and (not self.first_repeated or self.sample.wants(key, self.stats.repeats)):
+            self.first_repeated = True  # the model's first real output is always repeated (a warm-up glitch)
             self._repeat_sampled(work, result)
         self.cache[key] = result
         if self.recorder is not None:
@@ -206,6 +217,20 @@ class Evaluator:
         """A fresh model call on ``atoms`` that bypasses the cache (the determinism law compares it with the
         cached one); counted, validated and timed like any call, never stored in the cache."""
         return self._call(prepare(atoms))
+
+    def _repeat_first_probe(self):
+        """The model's first real call, when the element probe made it before this evaluator existed, repeated
+        and compared like any sampled call."""
+        pending = getattr(self.model, "first_call", None)
+        if not pending:
+            return
+        self.model.first_call = None
+        atoms, results = pending
+        try:
+            first = validate_output(self.name, atoms, results, False)
+        except ModelEvaluationError:
+            return
+        self._repeat_sampled(atoms, first)
 
     def _repeat_sampled(self, work, first: Evaluation):
         """Call the model again on ``work`` and record a determinism violation when the outputs differ beyond the

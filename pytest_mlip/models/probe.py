@@ -21,8 +21,11 @@ def says_unsupported(exc: BaseException) -> bool:
     return isinstance(exc, (KeyError, NotImplementedError)) or bool(UNSUPPORTED.search(str(exc)))
 
 
-def probe_elements(calc, max_z: int = 94) -> tuple[str, ...]:
-    """Elements a dimer at 2.5 A in a 20 A box is evaluated for without the model saying it is unsupported."""
+def probe_elements(calc, max_z: int = 94, first: list | None = None) -> tuple[str, ...]:
+    """Elements a dimer at 2.5 A in a 20 A box is evaluated for without the model saying it is unsupported.
+
+    ``first``, when a list, receives (atoms, results) of the first call that returned: the model's first real
+    call, which the evaluator repeats (the determinism sample)."""
     from ase import Atoms
     from ase.data import chemical_symbols
 
@@ -36,6 +39,8 @@ def probe_elements(calc, max_z: int = 94) -> tuple[str, ...]:
             calc.results = {}
             with call_deadline(CALL_TIMEOUT["seconds"], "probe", atoms):
                 calc.calculate(atoms, ["energy", "forces"], ["positions", "numbers", "cell", "pbc"])
+            if first is not None and not first:
+                first.append((atoms.copy(), dict(calc.results)))
         except ModelTimeoutError:
             # a model that hangs says nothing about its elements: take them all, the contracts report the hang
             ok += [chemical_symbols[k] for k in range(z, max_z + 1)]

@@ -147,6 +147,9 @@ class LoadedModel:
     weights_hash: str | None = None
     load_seconds: float = 0.0
     lock: threading.RLock = field(default_factory=threading.RLock)
+    #: the model's first real call when it was made outside the evaluator (the element probe): (atoms, results);
+    #: the evaluator repeats it with its own first call, so a warm-up glitch is a determinism violation
+    first_call: tuple | None = None
 
     @property
     def name(self) -> str:
@@ -199,7 +202,9 @@ def load(spec: str, probe: bool = True) -> LoadedModel:
         if probe and loaded.info.elements is None and loaded.info.family == "factory":
             from .probe import probe_elements
 
-            loaded.info = loaded.info.model_copy(update={"elements": probe_elements(loaded.calc)})
+            first: list = []
+            loaded.info = loaded.info.model_copy(update={"elements": probe_elements(loaded.calc, first=first)})
+            loaded.first_call = first[0] if first else None
         return loaded
     entry = resolve(spec)
     reason = make_available(entry)
@@ -238,7 +243,10 @@ def load(spec: str, probe: bool = True) -> LoadedModel:
     if probe and info.elements is None and info.family == "factory":
         from .probe import probe_elements
 
-        info = info.model_copy(update={"elements": probe_elements(calc)})
+        first_probe: list = []
+        info = info.model_copy(update={"elements": probe_elements(calc, first=first_probe)})
+    else:
+        first_probe = []
     loaded = LoadedModel(
         spec=spec,
         info=info,
@@ -246,6 +254,7 @@ def load(spec: str, probe: bool = True) -> LoadedModel:
         torch_dtype=model_dtype,
         weights_hash=weights_hash(info.weights),
         load_seconds=time.perf_counter() - start,
+        first_call=first_probe[0] if first_probe else None,
     )
     _LOADED[spec] = loaded
     return loaded

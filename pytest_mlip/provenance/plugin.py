@@ -35,6 +35,15 @@ STORE_NAME = "provenance.sqlite"
 #: a file pytest-mlip writes into every report folder: only such a folder (or an empty one) is written into
 REPORT_MARKER = ".pytest-mlip-report"
 REPORT_MARKER_TEXT = "written by pytest-mlip: this folder is replaced on every --mlip-report run\n"
+
+
+def is_our_report_dir(folder: Path) -> bool:
+    """The folder holds the marker pytest-mlip writes, with its exact text (a hand-made or empty one does not count)."""
+    marker = folder / REPORT_MARKER
+    try:
+        return marker.is_file() and not marker.is_symlink() and marker.read_text(errors="replace") == REPORT_MARKER_TEXT
+    except OSError:
+        return False
 SUMMARY_HEAD = "### pytest-mlip on"
 
 
@@ -198,10 +207,10 @@ def _configure_outputs(config, prov):
         err = writable_dir_error(prov.report_dir, "--mlip-report")
         if err:
             raise MlipError(err)
-        if prov.report_dir.is_dir() and any(prov.report_dir.iterdir()) \
-                and not (prov.report_dir / REPORT_MARKER).is_file():
+        if prov.report_dir.is_dir() and any(prov.report_dir.iterdir()) and not is_our_report_dir(prov.report_dir):
             raise MlipError(f"--mlip-report={raw}: {prov.report_dir} is not empty and was not written by pytest-mlip "
-                            f"(no {REPORT_MARKER} file); pass a new or empty folder, e.g. --mlip-report=mlip-report")
+                            f"(no {REPORT_MARKER} file with pytest-mlip's text); pass a new or empty folder, "
+                            "e.g. --mlip-report=mlip-report")
         try:
             import jinja2  # noqa: F401
             import matplotlib  # noqa: F401
@@ -425,10 +434,11 @@ class _Collector:
         return {"count": count, "errors": errors, "crashed": crashed, "not_run": not_run,
                 "deselected_hard": deselected, "determinism": determinism, "interrupted": self.interrupted,
                 "dead_workers": list(self.dead_workers), "partial": partial,
-                # what alone fails a run that has no baseline gate: a crash, an interruption, an item left over,
-                # outputs that change between identical calls, hard contracts deselected without --mlip-partial
-                "fails_run": bool(crashed or not_run or self.interrupted or self.dead_workers or determinism
-                                  or deselected)}
+                # what alone fails a run that has no baseline gate: an error verdict on any model (target or
+                # committee), a crash, an interruption, an item left over, outputs that change between identical
+                # calls, hard contracts deselected without --mlip-partial
+                "fails_run": bool(errors or crashed or not_run or self.interrupted or self.dead_workers
+                                  or determinism or deselected)}
 
     def sample_line(self) -> str | None:
         """The cost and outcome of the sampled determinism check, in one line."""
@@ -581,8 +591,8 @@ def _finish_run(prov):
         xml.add_global_property("mlip_root", prov.root)
         xml.add_global_property("mlip_run", prov.run_id)
     if prov.update_baseline and prov.baseline_path is not None and prov.incomplete.get("fails_run"):
-        prov.errors.append(f"baseline {prov.baseline_path} not updated: the run is incomplete (it was stopped or "
-                           "items did not finish); rerun to completion to update it")
+        prov.errors.append(f"baseline {prov.baseline_path} not updated: the run is incomplete (it was stopped, or "
+                           "items did not finish or ended in error verdicts); rerun to completion to update it")
     elif prov.update_baseline and prov.baseline_path is not None:
         arts = {(v["model"], v["contract"]): ids.get("max_normalized") or ids["verdict"] for v, ids in entries}
         doc = baseline_document(verdicts, prov.state.target, prov.run_id, prov.code_version, arts)

@@ -449,6 +449,8 @@ def write_report(folder, data: dict, store) -> list[Path]:
     os.umask(umask)
     os.chmod(stage, 0o777 & ~umask)  # mkdtemp makes it private; the report folder is not
     try:
+        if "incomplete" in data:  # what did not finish is the first thing report.json says (key order is free)
+            data = {"incomplete": data["incomplete"], **{k: v for k, v in data.items() if k != "incomplete"}}
         (stage / "report.json").write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
         (stage / "report.md").write_text(md)
         (stage / "report.html").write_text(html)

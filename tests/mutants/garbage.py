@@ -72,6 +72,15 @@ class Corrupted(Calculator):
                 import time
 
                 time.sleep(float(self.kind))
+            elif self.prop == "swallow":  # a model stuck in one call that swallows the timeout's interrupt
+                import time
+
+                end = time.monotonic() + float(self.kind)
+                while time.monotonic() < end:
+                    try:
+                        time.sleep(max(end - time.monotonic(), 0.0))
+                    except BaseException:  # noqa: BLE001 (what the mutant is for)
+                        pass
             elif self.prop == "exit":  # a model that calls sys.exit (or raises another BaseException)
                 raise SystemExit(int(self.kind))
             elif self.prop == "missing":

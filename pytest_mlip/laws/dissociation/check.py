@@ -15,8 +15,9 @@ from ..base import Check, ContractSettings, Measurement, Probe
 class DissociationSettings(ContractSettings):
     check: Literal["dissociation"] = "dissociation"
     pairs: list[tuple[StructureSpec, StructureSpec]] = Field(default_factory=list)
-    gap: float = Field(12.0, ge=4.0, le=50.0, description="closest distance (A) between the two fragments; "
-                                                  "raised to cutoff + 2 A for models with a longer cutoff")
+    gap: float = Field(12.0, ge=4.0, le=50.0, description="closest distance in Angstrom (not pm) between the two "
+                                                          "fragments; raised to cutoff + 2 A for models with a "
+                                                          "longer cutoff")
     #: Z for --mlip-adversary (None: derived from this setting; see domain.py beside this module)
     adversary: FragmentDomain | None = None
 

@@ -19,6 +19,7 @@ class FragmentDomain(_Domain):
     """
 
     kind: Literal["fragments"] = "fragments"
-    margin: float = Field(1.0, ge=0.0, description="closest gap >= cutoff + margin (A)")
-    gap_max: float | None = Field(None, gt=0.0, description="largest closest gap (A); default lower bound + 8 A")
+    margin: float = Field(1.0, ge=0.0, le=20.0, description="closest gap >= cutoff + margin, in Angstrom (not pm)")
+    gap_max: float | None = Field(None, gt=0.0, le=60.0, description="largest closest gap in Angstrom (not pm); "
+                                                                    "default lower bound + 8 A")
     rotate: bool = Field(True, description="search B's orientation and its direction from A")

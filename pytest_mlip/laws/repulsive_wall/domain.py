@@ -21,7 +21,8 @@ class DimerDomain(_Domain):
 
     kind: Literal["dimer"] = "dimer"
     pairs: list[tuple[str, str]] | None = Field(None, description="species pairs (default: the contract's)")
-    r_min: float | None = Field(None, gt=0.0, description="smallest distance (A); default: the contract's r_inner")
-    min_separation: float = Field(0.01, gt=0.0, le=1.0, description="r_out - r_in at least this (A)")
+    r_min: float | None = Field(None, gt=0.0, le=3.0, description="smallest distance in Angstrom (not pm); default: "
+                                                                   "the contract's r_inner")
+    min_separation: float = Field(0.01, gt=0.0, le=1.0, description="r_out - r_in at least this, in Angstrom (not pm)")
     orientation: bool = Field(True, description="search the bond direction too (polar, azimuth)")
     surfaces: bool = Field(True, description="also search the contract's surface approaches")
