@@ -77,7 +77,9 @@ def test_unknown_run_is_a_one_line_error(tmp_path, capsys):
     ("1.62e+04", 16270.2, False),  # rounded the wrong way
     ("2e+04", 16270.2, False),  # coarser than three significant digits
     ("0.00", 0.0, True),
-    ("0", 0.0, False),
+    ("0", 0.0, True),  # an exact zero is exact however it is printed (held-out benches flagged "0.0" twice)
+    ("0.0", 0.0, True),
+    ("0.0", 0.001, False),
     ("0.00", 3e-12, False),  # a tiny value is not zero at the report's precision
     ("3.00e-12", 3e-12, True),
     ("1.00", 1.004, True),

@@ -81,7 +81,7 @@ def number_mismatch(text: str, value, min_sig: int = SIG) -> str | None:
     half = Decimal(1).scaleb(exp) / 2
     if abs(Decimal(v) - d) > half:
         return f"printed {text} but the artifact holds {v!r} ({canonical} at {min_sig} significant digits)"
-    if exp > exp_c:
+    if exp > exp_c and not (v == 0 and d == 0):  # an exact zero is exact however many zeros it is printed with
         return (f"re-rounded: printed {text}, coarser than the report's {min_sig} significant digits "
                 f"(the artifact gives {canonical})")
     return None
