@@ -62,3 +62,15 @@ def test_nonpositive_budget_is_a_usage_error(run, budget):
     result = run("--mlip-adversary", f"--mlip-adversary-budget={budget}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--mlip-adversary-budget must be a positive number of model evaluations" in result.stderr.str()
+
+
+def test_rotation_search_on_a_model_with_stress_runs(pytester, monkeypatch):
+    """The rotation objective rotates the stress tensor too: a model with stress (Lennard-Jones) must be searched,
+    not crash (a moved import did, and no test searched rotations on a model with stress)."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    result = pytester.runpytest_inprocess("--mlip=lennard-jones", "--mlip-committee=none", "-p", "no:cacheprovider",
+                                          "-k", "rotation", "--mlip-partial", "--mlip-adversary",
+                                          "--mlip-adversary-budget=12")
+    out = result.stdout.str()
+    assert result.ret == 0, out[-3000:]
+    assert "rotation-invariance  lennard-jones" in out and "12/12" in out, out[-3000:]

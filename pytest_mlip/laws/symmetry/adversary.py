@@ -114,7 +114,7 @@ class SymmetryProblem(DisplacedProblem):
             rot = rotation_matrix(x[-3:])
             f = f @ rot.T
             if s is not None:
-                from .backends import _voigt_to_tensor
+                from ...adversary.backends import _voigt_to_tensor
 
                 m = rot @ _voigt_to_tensor(s) @ rot.T
                 s = torch.stack([m[0, 0], m[1, 1], m[2, 2], m[1, 2], m[0, 2], m[0, 1]])
