@@ -580,3 +580,19 @@ def test_a_warm_up_glitch_fails_the_run(run, pytester, monkeypatch, model):
     assert res.ret == 1, res.stdout.str()[-3000:]
     inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
     assert inc["determinism"] and inc["fails_run"]
+
+
+def test_a_call_that_cannot_be_interrupted_stops_the_run_instead_of_hanging(pytester, monkeypatch):
+    """A model that ignores SIGALRM and hangs: the watchdog ends the process after twice the timeout plus 5 s with
+    one line naming the model and the fix, and a non-zero exit (the CI job fails instead of hanging)."""
+    import subprocess
+    import sys
+
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    env = {**__import__("os").environ, "MLIP_TEST_CORRUPTION": "deaf:120", "MLIP_TEST_CORRUPTION_MIN_ATOMS": "4",
+           "PYTHONPATH": str(ROOT)}
+    res = subprocess.run([sys.executable, "-m", "pytest", "--mlip=tests.mutants.garbage:from_env", "--mlip-no-builtin",
+                          "--mlip-committee=none", "--mlip-timeout=1", "-p", "no:cacheprovider"],
+                         cwd=pytester.path, env=env, capture_output=True, text=True, timeout=90)
+    assert res.returncode == 2, res.stdout[-2000:] + res.stderr[-2000:]
+    assert "could not be interrupted" in res.stderr and "--mlip-timeout=1 s" in res.stderr, res.stderr[-2000:]

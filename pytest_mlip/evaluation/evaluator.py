@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
+import os
 import signal
 import threading
 import time
@@ -40,6 +41,37 @@ class _Deadline(BaseException):
     """Raised inside a model call by the timer; a BaseException so the model's own ``except Exception`` misses it."""
 
 
+#: exit status of a run stopped by the watchdog (pytest's "interrupted")
+HARD_STOP_EXIT = 2
+
+
+def hard_stop_after(seconds: float) -> float:
+    """When the watchdog stops the process: twice the timeout plus 5 s (the interrupt had its chance)."""
+    return 2 * seconds + 5
+
+
+#: set by the pytest plugin: stops output capture so the watchdog's line reaches the terminal
+before_hard_stop = None
+
+
+def _hard_stop(seconds, model, atoms):
+    """A call ignored its interrupt (SIGALRM ignored or blocked, or stuck in native code): say so in one line and
+    end the process, so the CI job fails instead of hanging (under xdist the controller reports a dead worker)."""
+    import sys
+
+    what = atoms.get_chemical_formula() if atoms is not None else "a structure"
+    if before_hard_stop is not None:
+        try:
+            before_hard_stop()
+        except Exception:  # noqa: BLE001 (the process ends next; the exit status still says it)
+            pass
+    sys.__stderr__.write(f"\npytest-mlip: a call of model {model!r} on {what} ran past --mlip-timeout={seconds:g} s "
+                         f"and could not be interrupted (it ignores SIGALRM or is stuck in native code); the run "
+                         f"stops here, incomplete (exit {HARD_STOP_EXIT}); fix the model or raise --mlip-timeout\n")
+    sys.__stderr__.flush()
+    os._exit(HARD_STOP_EXIT)
+
+
 @contextlib.contextmanager
 def call_deadline(seconds: float | None, model: str, atoms):
     """Interrupt the enclosed call after ``seconds`` (SIGALRM; main thread of a POSIX process only).
@@ -53,6 +85,11 @@ def call_deadline(seconds: float | None, model: str, atoms):
         raise _Deadline()
 
     start = time.perf_counter()
+    watchdog = None
+    if seconds:  # the backstop: a call that cannot be interrupted must not hang the CI job
+        watchdog = threading.Timer(hard_stop_after(seconds), _hard_stop, (seconds, model, atoms))
+        watchdog.daemon = True
+        watchdog.start()
     if usable:
         previous = signal.signal(signal.SIGALRM, on_alarm)
         signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -61,6 +98,8 @@ def call_deadline(seconds: float | None, model: str, atoms):
     except _Deadline:
         raise ModelTimeoutError(model, atoms, f"model call timed out after {seconds:g} s (--mlip-timeout)") from None
     finally:
+        if watchdog is not None:
+            watchdog.cancel()
         if usable:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)

@@ -81,6 +81,12 @@ class Corrupted(Calculator):
                         time.sleep(max(end - time.monotonic(), 0.0))
                     except BaseException:  # noqa: BLE001 (what the mutant is for)
                         pass
+            elif self.prop == "deaf":  # a model that ignores SIGALRM and then hangs (or a call stuck in native code)
+                import signal
+                import time
+
+                signal.signal(signal.SIGALRM, signal.SIG_IGN)
+                time.sleep(float(self.kind))
             elif self.prop == "exit":  # a model that calls sys.exit (or raises another BaseException)
                 raise SystemExit(int(self.kind))
             elif self.prop == "missing":
