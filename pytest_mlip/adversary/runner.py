@@ -240,6 +240,11 @@ def recompute(problem, x, out, frames, tolerance) -> dict[str, float]:
     return {k: float(v) for k, v in scope["viol"].items()}
 
 
+def exact_copy(path: Path) -> Path:
+    """The float64 copy of a worst-configuration extxyz (ASE trajectory) the reported number is recomputed from."""
+    return path.with_suffix(".traj")
+
+
 def save_frames(output: Path, settings, model: str, problem, found, frames):
     """Write the configurations of the worst point (worst first) as extxyz; return (path, frames read back)."""
     from ase.io import read, write
@@ -254,8 +259,11 @@ def save_frames(output: Path, settings, model: str, problem, found, frames):
         a.info.update({"mlip_contract": settings.name, "mlip_model": model, "mlip_role": problem.roles[i],
                        "mlip_problem": problem.label, "mlip_search_violation": float(found.value)})
         images.append(a)
-    write(path, images, format="extxyz")
-    back = read(path, index=":", format="extxyz")
+    write(path, images, format="extxyz")  # to look at (positions printed to 1e-8 A)
+    # the number is recomputed from the exact float64 copy: at |F| ~ 1e4 eV/A (a clean Lennard-Jones molecule deep
+    # in its wall) rounding positions to 1e-8 A alone moves forces by 1e-3 eV/A, a false symmetry violation
+    write(exact_copy(path), images, format="traj")
+    back = read(exact_copy(path), index=":", format="traj")
     restored = [None] * len(frames)
     for pos, i in enumerate(order):
         a = back[pos]
@@ -284,7 +292,7 @@ sys.path.insert(0, {rootdir!r})  # models given as module:factory resolve from t
 from pytest_mlip.evaluation.evaluator import Evaluator
 from pytest_mlip.models.registry import load
 
-read_order = read({path!r}, index=":", format="extxyz")
+read_order = read({path!r}, index=":", format="traj")  # the exact float64 copy of the .extxyz
 order = {order!r}  # file frame k holds configuration order[k] ({roles})
 frames = [None] * len(order)
 for k, i in enumerate(order):
@@ -303,8 +311,8 @@ def write_repro(path: Path, problem, x, spec: str, settings, value: float, rootd
     script = path.with_name(path.stem + "_repro.py")
     order = [problem.primary] + [i for i in range(len(problem.roles)) if i != problem.primary]
     text = _SCRIPT.format(contract=settings.name, check=settings.check, model=spec, value=value,
-                          domain=f"{problem.label}; {domain}", file_name=path.name, script=script, rootdir=str(rootdir or Path.cwd()),
-                          path=str(path), order=order, roles=", ".join(problem.roles), spec=spec,
+                          domain=f"{problem.label}; {domain}", file_name=exact_copy(path).name, script=script, rootdir=str(rootdir or Path.cwd()),
+                          path=str(exact_copy(path)), order=order, roles=", ".join(problem.roles), spec=spec,
                           tau=dict(settings.tolerance), body=problem.repro(x))
     script.write_text(text)
     return script
