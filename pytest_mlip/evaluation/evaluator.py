@@ -72,6 +72,48 @@ def _hard_stop(seconds, model, atoms):
     os._exit(HARD_STOP_EXIT)
 
 
+class _Watchdog:
+    """One daemon thread for the whole process that ends it when an armed call passes its hard deadline (a thread
+    per call would cost a thread start on the hot path of every model call)."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._armed: dict[int, tuple[float, tuple]] = {}
+        self._next = 0
+        self._thread = None
+
+    def arm(self, after: float, args: tuple) -> int:
+        with self._cond:
+            self._next += 1
+            self._armed[self._next] = (time.monotonic() + after, args)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, daemon=True, name="pytest-mlip-watchdog")
+                self._thread.start()
+            self._cond.notify()
+            return self._next
+
+    def disarm(self, token: int) -> None:
+        with self._cond:
+            self._armed.pop(token, None)
+            self._cond.notify()
+
+    def _run(self):
+        with self._cond:
+            while True:
+                if not self._armed:
+                    self._cond.wait()
+                    continue
+                deadline, args = min(self._armed.values(), key=lambda v: v[0])
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
+        _hard_stop(*args)
+
+
+_WATCHDOG = _Watchdog()
+
+
 @contextlib.contextmanager
 def call_deadline(seconds: float | None, model: str, atoms):
     """Interrupt the enclosed call after ``seconds`` (SIGALRM; main thread of a POSIX process only).
@@ -87,9 +129,7 @@ def call_deadline(seconds: float | None, model: str, atoms):
     start = time.perf_counter()
     watchdog = None
     if seconds:  # the backstop: a call that cannot be interrupted must not hang the CI job
-        watchdog = threading.Timer(hard_stop_after(seconds), _hard_stop, (seconds, model, atoms))
-        watchdog.daemon = True
-        watchdog.start()
+        watchdog = _WATCHDOG.arm(hard_stop_after(seconds), (seconds, model, atoms))
     if usable:
         previous = signal.signal(signal.SIGALRM, on_alarm)
         signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -99,7 +139,7 @@ def call_deadline(seconds: float | None, model: str, atoms):
         raise ModelTimeoutError(model, atoms, f"model call timed out after {seconds:g} s (--mlip-timeout)") from None
     finally:
         if watchdog is not None:
-            watchdog.cancel()
+            _WATCHDOG.disarm(watchdog)
         if usable:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
