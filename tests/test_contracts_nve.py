@@ -25,8 +25,9 @@ def test_nve_bites_with_emt_as_the_clean_model():
 def test_lennard_jones_passes_and_its_trace_is_reported():
     v = run_contract("nve-conservation", "lennard-jones", structures=NON_MOLECULAR)
     assert v.status == "pass", v.reason
-    # one model call per step, step 0 included (the second temperature's step 0 comes from the cache)
-    assert len(v.probes) == 4 and v.evaluations + v.cache_hits == 4 * 201 and v.cache_hits == 2
+    # one model call per step, step 0 included (the second temperature's step 0 comes from the cache; a structure
+    # the process evaluated before, e.g. the element probe's first call, may be a cache hit too)
+    assert len(v.probes) == 4 and v.evaluations + v.cache_hits == 4 * 201 and v.cache_hits >= 2
     obs = v.probes[0].observables
     assert obs["steps_done"] == 200 and obs["curve_t"][0] == 0.0 and obs["curve_t"][-1] == pytest.approx(100.0)
     assert len(obs["curve_t"]) == len(obs["curve_dE"]) <= 101 and obs["curve_dE"][0] == 0.0
