@@ -199,6 +199,27 @@ class Problem:
         return f"no setting of the {settings.check} check evaluates a searched point of {self.label}"
 
 
+class InwardProblem(Problem):
+    """x[0] = the inner point, x[1] = the gap to the outer one, which may not pass the equilibrium ``self.limit``
+    (a wall: r_in < r_out <= r_eq; a compression: s_in < s_out <= s_eq). Subclasses set ``limit`` and ``outer``
+    (how the outer point and the limit are named in a message, with their unit)."""
+
+    limit: float
+    outer: tuple[str, str, str] = ("out", "the equilibrium", "")
+
+    def constraint(self, x):
+        if x[0] + x[1] > self.limit + 1e-9:
+            name, eq, unit = self.outer
+            return f"{name} = {x[0] + x[1]:.6g}{unit} beyond {eq} = {self.limit:.6g}{unit}"
+        return None
+
+    def repair(self, x):
+        x = super().repair(x)
+        if x[0] + x[1] > self.limit:
+            x[1] = max(self.lower[1], self.limit - x[0])
+        return x
+
+
 class DisplacedProblem(Problem):
     """A problem whose first ``3N`` variables displace a base structure's atoms, with a minimum distance.
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from ...adversary.objectives import Objective, _supported, register
-from ...adversary.problem import Config, Problem, tensor
+from ...adversary.problem import Config, InwardProblem, tensor
 from ...errors import ModelEvaluationError
 from .domain import ScaleDomain
 
 
-class ScaleProblem(Problem):
+class ScaleProblem(InwardProblem):
     """x = (s_in, gap): the crystal uniformly scaled to s_in and s_out = s_in + gap <= s_eq."""
 
     names = ("s_in", "gap")
@@ -26,16 +26,11 @@ class ScaleProblem(Problem):
         self.s_eq = float(s_eq)
         super().__init__([s_lo, min_sep], [s_eq - min_sep, s_eq - s_lo], tolerance, seeds)
 
-    def constraint(self, x):
-        if x[0] + x[1] > self.s_eq + 1e-9:
-            return f"s_out = {x[0] + x[1]:.6g} beyond the equilibrium scale {self.s_eq:.6g}"
-        return None
+    outer = ("s_out", "the equilibrium scale", "")
 
-    def repair(self, x):
-        x = super().repair(x)
-        if x[0] + x[1] > self.s_eq:
-            x[1] = max(self.lower[1], self.s_eq - x[0])
-        return x
+    @property
+    def limit(self):
+        return self.s_eq
 
     def configs(self, x):
         pos, cell = tensor(self.atoms.positions), tensor(self.atoms.cell.array)

@@ -7,11 +7,11 @@ import math
 import numpy as np
 
 from ...adversary.objectives import Objective, _supported, _torch, register
-from ...adversary.problem import Config, Problem, direction, tensor
+from ...adversary.problem import Config, InwardProblem, direction, tensor
 from ...errors import ModelEvaluationError
 from .domain import DimerDomain
 
-class DimerProblem(Problem):
+class DimerProblem(InwardProblem):
     """x = (r_in, gap, theta, phi): dimers at r_in and r_out = r_in + gap <= r_eq along one direction."""
 
     names = ("r_in", "gap", "theta", "phi")
@@ -32,16 +32,11 @@ class DimerProblem(Problem):
             x[2] = math.acos(rng.uniform(-1.0, 1.0))
         return self.repair(x)
 
-    def constraint(self, x):
-        if x[0] + x[1] > self.r_eq + 1e-9:
-            return f"r_out = {x[0] + x[1]:.6g} A beyond r_eq = {self.r_eq:.6g} A"
-        return None
+    outer = ("r_out", "r_eq", " A")
 
-    def repair(self, x):
-        x = super().repair(x)
-        if x[0] + x[1] > self.r_eq:
-            x[1] = max(self.lower[1], self.r_eq - x[0])
-        return x
+    @property
+    def limit(self):
+        return self.r_eq
 
     def configs(self, x):
         torch = _torch()
