@@ -12,6 +12,7 @@ import importlib
 import sys
 
 from .errors import MlipError
+from .numbers import OneLineParser
 
 #: modules providing subcommands; a missing module (not yet installed extra) is skipped
 SUBCOMMANDS = [
@@ -26,7 +27,7 @@ SUBCOMMANDS = [
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
-    parser = argparse.ArgumentParser(prog="pytest-mlip", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="pytest-mlip", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"pytest-mlip {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:

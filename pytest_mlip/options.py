@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from .errors import MlipError
+from .numbers import convert_options
+
 GROUP = "mlip"
 
 
@@ -46,6 +49,7 @@ def _given_on_command_line(config, opt) -> bool:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     """Fill each option not given on the command line from its ini value (converted to the option's type)."""
+    from_ini = set()
     for opt in _mlip_options(config._parser):
         if _given_on_command_line(config, opt):
             continue
@@ -63,6 +67,11 @@ def pytest_configure(config):
             kind = attrs.get("type")
             value = raw if kind in (None, str, "string") else _convert(kind, raw, opt)
         setattr(config.option, opt.dest, value)
+        from_ini.add(opt.dest)
+    try:
+        convert_options(config, from_ini)
+    except MlipError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _flag(raw, opt) -> bool:

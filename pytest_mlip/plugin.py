@@ -9,13 +9,13 @@ reported as ``violated`` without failing it.
 from __future__ import annotations
 
 import json
-import math
 import re
 from pathlib import Path
 
 import pytest
 
 from .errors import MlipError, one_line
+from .numbers import Number, add_number_option
 
 CONTRACT_GLOB = "mlip_*.toml"
 
@@ -46,8 +46,9 @@ def pytest_addoption(parser):
                          "its file (default: a registered foundation model is downloaded once, on first use)")
     group.addoption("--mlip-contracts", action="store_true", default=False,
                     help="list the collected contracts (law, hard/soft, tolerance, file) and exit")
-    group.addoption("--mlip-timeout", action="store", default=None, metavar="SECONDS",
-                    help="seconds one model call may take; a call past it is an error verdict naming the call "
+    add_number_option(group, "--mlip-timeout", Number("a number of seconds", "600", integer=False, strict=True), default=None,
+                      metavar="SECONDS",
+                      help="seconds one model call may take; a call past it is an error verdict naming the call "
                          "and the run goes on (default 900; ini: mlip_timeout)")
     group.addoption("--mlip-partial", action="store_true", default=False,
                     help="accept a partial run: hard contracts of the collected files dropped by -k/-m/--deselect "
@@ -220,34 +221,10 @@ def _check_environment(config):
     if raw is not None and raw.strip().lower() not in ("", "1", "true", "yes", "on", "0", "false", "no", "off"):
         raise MlipError(f"PYTEST_MLIP_OFFLINE={raw!r} is not a boolean; set it to 1 (never download weights) or 0, "
                         "or unset it")
-    _check_numeric_options(config)
     from .evaluation.evaluator import DEFAULT_TIMEOUT, set_call_timeout
 
-    raw = config.getoption("mlip_timeout") or config.getini("mlip_timeout")
-    where = "--mlip-timeout" if config.getoption("mlip_timeout") else "the mlip_timeout ini option"
-    if raw in (None, ""):
-        set_call_timeout(DEFAULT_TIMEOUT)
-        return
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise MlipError(f"{where} = {raw!r} is not a positive number of seconds; give e.g. --mlip-timeout=600")
-    set_call_timeout(seconds)
-
-
-def _check_numeric_options(config):
-    """Every numeric --mlip-* option (command line or ini) is a finite, non-negative number: budgets, seeds,
-    margins (NaN and inf compare in surprising ways; a negative seed or budget is a mistake)."""
-    for opt in config._parser.getgroup("mlip").options:
-        kind = opt.attrs().get("type")
-        value = getattr(config.option, opt.dest, None)
-        if kind not in (int, float) or value is None:
-            continue
-        if not (math.isfinite(value) and value >= 0):
-            raise MlipError(f"{opt.names()[0]}={value} is not a finite, non-negative number; give e.g. "
-                            f"{opt.names()[0]}={opt.attrs().get('default') if opt.attrs().get('default') is not None else 1}")
+    seconds = config.getoption("mlip_timeout")  # text made a number by numbers.convert_options (ini included)
+    set_call_timeout(DEFAULT_TIMEOUT if seconds is None else seconds)
 
 
 def _load_factory(spec: str):

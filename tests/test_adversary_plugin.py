@@ -61,7 +61,8 @@ def test_without_the_flag_there_are_no_adversary_items(run):
 def test_nonpositive_budget_is_a_usage_error(run, budget):
     result = run("--mlip-adversary", f"--mlip-adversary-budget={budget}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--mlip-adversary-budget must be a positive number of model evaluations" in result.stderr.str()
+    assert (f"--mlip-adversary-budget='{budget}' is not a number of model evaluations (a whole number >= 1); give e.g."
+            in result.stderr.str())
 
 
 def test_rotation_search_on_a_model_with_stress_runs(pytester, monkeypatch):

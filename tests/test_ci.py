@@ -93,7 +93,8 @@ def test_bad_ini_value_is_a_one_line_usage_error(pytester, monkeypatch):
     pytester.makeini(f"[pytest]\nmlip = {CLEAN}\nmlip_regression_margin = lots\n")
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*ini option mlip_regression_margin = 'lots' is not a valid float*"])
+    result.stderr.fnmatch_lines(["*ini option mlip_regression_margin = 'lots' is not a relative growth of v/tau (a finite number >= 0); write "
+                                 "e.g. mlip_regression_margin = 0.2*"])
 
 
 def test_missing_baseline_says_to_create_it_first(pytester, monkeypatch):

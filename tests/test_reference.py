@@ -320,7 +320,7 @@ def test_plugin_options_are_ini_settable_and_checked(run, pytester):
     res = run()
     assert res.ret == 0 and "budget spent" in res.stdout.str() and FakeEngine.calls == 1
     res = run("--mlip-reference-budget=-1")
-    assert res.ret == 4 and "--mlip-reference-budget=-1.0 is not a finite, non-negative number" in res.stderr.str()
+    assert res.ret == 4 and "--mlip-reference-budget='-1' is not a number of engine seconds (a finite number > 0)" in res.stderr.str()
 
 
 def test_missing_engine_is_a_usage_error(run, monkeypatch):

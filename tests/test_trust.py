@@ -381,9 +381,28 @@ def test_ini_flags_are_strict_booleans(run, pytester):
 
 @pytest.mark.parametrize("option", ["--mlip-regression-margin=inf", "--mlip-regression-margin=nan",
                                     "--mlip-reference-budget=nan", "--mlip-adversary-seed=-1",
-                                    "--mlip-adversary-budget=-3"])
-def test_numeric_options_are_finite_and_non_negative(run, pytester, option):
-    one_line_usage_error(run("--mlip-no-builtin", option), option.split("=")[0], "finite, non-negative")
+                                    "--mlip-adversary-budget=-3", "--mlip-adversary-budget=abc",
+                                    "--mlip-adversary-seed=1.5", "--mlip-timeout=0", "--mlip-timeout=1e999"])
+def test_numeric_options_are_one_line_usage_errors_naming_an_example(run, pytester, option):
+    """Each numeric option is text checked by pytest_mlip.numbers (not argparse's type=, whose error is four lines
+    with a usage block): one line naming the option, what it must be and an example value."""
+    name = option.split("=")[0]
+    one_line_usage_error(run("--mlip-no-builtin", option), name, "give e.g. " + name + "=")
+
+
+@pytest.mark.parametrize("argv", [["judge", "--sample=-3", "x"], ["judge", "--seed=abc", "x"],
+                                  ["judge", "--replay=nan", "x"], ["detect", "--mlip=emt", "--budget=0"],
+                                  ["detect", "--mlip=emt", "--hypotheses=two"], ["verify", "x", "--budget=-1"],
+                                  ["judge"], ["frobnicate"]])
+def test_console_script_mistakes_are_one_line(argv, capsys):
+    """The console script's option mistakes: one line (no argparse usage block), exit 2, naming the fix."""
+    from pytest_mlip.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "error:" in err and ("give e.g." in err or "--help" in err), err
 
 
 def test_energy_force_tolerance_below_its_measured_floor_is_a_usage_error(tmp_path):

@@ -6,6 +6,8 @@ import argparse
 import os
 import sys
 
+from ..numbers import Number, argtype
+
 
 class _Renamed(argparse.Action):
     """Stores the value; an option given by its old name (the second) gets a one-line deprecation note."""
@@ -46,10 +48,10 @@ def add_parser(subparsers):
                    help="who proposes hypotheses (default: anthropic when ANTHROPIC_API_KEY is set, else offline)")
     p.add_argument("--llm-model", default=None, metavar="NAME",
                    help="Anthropic model for --planner anthropic (default $ANTHROPIC_MODEL or claude-opus-5)")
-    p.add_argument("--hypotheses", type=int, default=3, metavar="N", help="settle at most N hypotheses (default 3)")
-    p.add_argument("--escalations", type=int, default=1, metavar="K",
+    p.add_argument("--hypotheses", type=argtype(Number("a number of hypotheses", "3", minimum=1), "--hypotheses"), default=3, metavar="N", help="settle at most N hypotheses (default 3)")
+    p.add_argument("--escalations", type=argtype(Number("a number of escalations", "1", minimum=1), "--escalations"), default=1, metavar="K",
                    help="stop after K escalations (default 1: the search ends at the first escalation)")
-    p.add_argument("--budget", type=int, default=20000, metavar="CALLS",
+    p.add_argument("--budget", type=argtype(Number("a number of model evaluations", "20000", minimum=1), "--budget"), default=20000, metavar="CALLS",
                    help="model evaluations (real calls, target and committee together) before the search stops")
     p.add_argument("--output", default="mlip-detective", metavar="DIR",
                    help="output folder: memory, escalation reports, provenance store (default mlip-detective)")
@@ -74,8 +76,6 @@ def run(args) -> int:
         warnings.filterwarnings("ignore", message=message, category=getattr(builtins, category))
     from ..models.registry import default_committee
 
-    if args.hypotheses < 1 or args.escalations < 1 or args.budget < 1:
-        raise MlipError("--hypotheses, --escalations and --budget must be positive")
     if args.committee.strip().lower() == "default":
         committee = default_committee(args.target)
     elif args.committee.strip().lower() == "none":

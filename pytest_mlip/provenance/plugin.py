@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from ..errors import MlipError
+from ..numbers import Number, add_number_option
 
 PROV_KEY = pytest.StashKey["ProvenanceRun"]()
 STORE_NAME = "provenance.sqlite"
@@ -58,8 +59,9 @@ def pytest_addoption(parser):
                     help="CI gate: fail only on new hard failures or regressions against this baseline file")
     group.addoption("--mlip-update-baseline", action="store_true", default=False,
                     help="rewrite the --mlip-baseline file from this run (its failures become known ones)")
-    group.addoption("--mlip-regression-margin", action="store", type=float, default=0.2, metavar="FRACTION",
-                    help="relative growth of v/tau over the baseline that counts as a regression (default 0.2)")
+    add_number_option(group, "--mlip-regression-margin", Number("a relative growth of v/tau", "0.2", integer=False),
+                      default=0.2, metavar="FRACTION",
+                      help="relative growth of v/tau over the baseline that counts as a regression (default 0.2)")
     group.addoption("--mlip-summary-md", action="store", default=None, metavar="FILE",
                     help="write a short Markdown summary (verdicts, gate) fit for a pull-request comment")
 
@@ -169,8 +171,6 @@ def _configure_gate(config, prov):
     raw = config.getoption("mlip_baseline")
     prov.update_baseline = config.getoption("mlip_update_baseline")
     prov.margin = config.getoption("mlip_regression_margin")
-    if prov.margin is None or not (prov.margin >= 0):
-        raise MlipError(f"--mlip-regression-margin must be a non-negative fraction, got {prov.margin}")
     if prov.update_baseline and not raw:
         raise MlipError("--mlip-update-baseline needs the file to write: add --mlip-baseline=FILE")
     if not raw:

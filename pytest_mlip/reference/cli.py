@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from ..errors import MlipError
+from ..numbers import Number, argtype
 
 
 def add_parser(subparsers):
@@ -20,7 +21,7 @@ def add_parser(subparsers):
     p.add_argument("folder", metavar="DIR", help="an escalation folder written by pytest-mlip detect "
                                                   "(reproduce.py and its protocol)")
     p.add_argument("--engine", choices=("pyscf", "gpaw"), default="pyscf", help="reference engine (default pyscf)")
-    p.add_argument("--budget", type=float, default=600.0, metavar="SECONDS",
+    p.add_argument("--budget", type=argtype(Number("a number of engine seconds", "600", integer=False, strict=True), "--budget"), default=600.0, metavar="SECONDS",
                    help="engine seconds to spend (cached results are free; default 600)")
     p.add_argument("--cache", default=None, metavar="DIR", help="reference cache (default DIR/reference/cache)")
     p.set_defaults(func=run)
@@ -64,8 +65,6 @@ def run(args) -> int:
     from .settle import Budget, Cache, settle_verdict
 
     folder = Path(args.folder)
-    if not args.budget > 0:
-        raise MlipError(f"--budget must be a positive number of seconds, got {args.budget}")
     eng = engine(args.engine)
     target, protocols = escalation(folder)
     out = folder / "reference"

@@ -18,13 +18,17 @@ import pytest
 REF_KEY = pytest.StashKey["ReferenceRun"]()
 
 
+from ..numbers import Number, add_number_option
+
+
 def pytest_addoption(parser):
     group = parser.getgroup("mlip")
     group.addoption("--mlip-reference", action="store", default=None, metavar="ENGINE",
                     help="settle the target's failing probes of laws with a reference card by a DFT reference: "
                          "pyscf (molecules; pip install 'pytest-mlip[reference]') or gpaw (molecules and slabs)")
-    group.addoption("--mlip-reference-budget", action="store", type=float, default=None, metavar="SECONDS",
-                    help="engine seconds the reference may spend per process (cached results are free; default "
+    add_number_option(group, "--mlip-reference-budget", Number("a number of engine seconds", "600", integer=False, strict=True),
+                      default=None, metavar="SECONDS",
+                      help="engine seconds the reference may spend per process (cached results are free; default "
                          "600)")
     parser.addini("mlip_reference", "default --mlip-reference engine (pyscf or gpaw)", default=None)
     parser.addini("mlip_reference_budget", "default --mlip-reference-budget (seconds)", default=None)
@@ -48,15 +52,8 @@ def pytest_configure(config):
     name = config.getoption("mlip_reference", None) or config.getini("mlip_reference")
     if not name:
         return
-    raw = config.getoption("mlip_reference_budget", None)
-    if raw is None and config.getini("mlip_reference_budget"):
-        try:
-            raw = float(config.getini("mlip_reference_budget"))
-        except ValueError:
-            raise pytest.UsageError("mlip_reference_budget must be a number of seconds") from None
+    raw = config.getoption("mlip_reference_budget", None)  # checked by numbers.convert_options (ini included)
     budget = DEFAULT_BUDGET if raw is None else raw
-    if not budget > 0:
-        raise pytest.UsageError(f"--mlip-reference-budget must be a positive number of seconds, got {raw}")
     state = config.stash.get(STATE_KEY, None)
     if state is None:
         raise pytest.UsageError("--mlip-reference needs a target model: add --mlip=MODEL")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..numbers import Number, argtype
+
 
 def add_parser(subparsers):
     p = subparsers.add_parser(
@@ -22,12 +24,12 @@ def add_parser(subparsers):
     p.add_argument("--root", default=None, metavar="HASH",
                    help="the run's root hash as printed by pytest ('mlip root: ...') or kept in the JUnit XML "
                         "(property mlip_root); the store must give the same")
-    p.add_argument("--sample", type=int, default=None, metavar="N",
+    p.add_argument("--sample", type=argtype(Number("a number of model calls", "3"), "--sample"), default=None, metavar="N",
                    help="model calls to re-run per model, chosen at random (default 3)")
-    p.add_argument("--replay", type=int, default=None, metavar="N",
+    p.add_argument("--replay", type=argtype(Number("a number of checks", "3"), "--replay"), default=None, metavar="N",
                    help="measured checks to replay on the stored model calls, chosen at random (default 3)")
     p.add_argument("--all", action="store_true", help="re-run every stored model call and replay every measured check")
-    p.add_argument("--seed", type=int, default=None, help="seed of the random sample (default: fresh each time)")
+    p.add_argument("--seed", type=argtype(Number("a random seed", "0"), "--seed"), default=None, help="seed of the random sample (default: fresh each time)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the failed checks and the summary")
     p.set_defaults(func=run)
     r = subparsers.add_parser(
