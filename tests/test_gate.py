@@ -178,3 +178,34 @@ def test_report_with_a_gate_passes_the_judge(pytester, baseline, tmp_path):
     result = judge_file(rep / "report.md")
     assert result.ok and result.required_present == 1, "\n".join(f.line() for f in result.failed)
     assert json.loads((rep / "report.json").read_text())["gate"]["changes"][0]["kind"] == "improved"
+
+
+def test_a_baseline_contract_this_run_did_not_collect_fails_the_gate(pytester, baseline):
+    """A known failure must not leave the gate because its contract file was removed or the contract renamed
+    (a held-out case: deleting the file of a baselined failing contract turned the gate green)."""
+    path, doc = baseline
+    doc = json.loads(json.dumps(doc))
+    doc["entries"].append({**next(e for e in doc["entries"] if e["contract"] == WALL), "contract": "renamed-wall"})
+    path.write_text(json.dumps(doc))
+    res = run(pytester, f"--mlip-baseline={path}")
+    out = res.stdout.str()
+    assert res.ret != 0, out[-3000:]
+    assert "missing    renamed-wall: a hard contract of the baseline that this run did not collect" in out
+    # updating the baseline is how a contract is dropped on purpose: then it is not missing
+    res = run(pytester, f"--mlip-baseline={path}", "--mlip-update-baseline")
+    assert res.ret == 0 and "renamed-wall" not in path.read_text()
+
+
+def test_a_partial_update_keeps_the_entries_it_left_out(pytester, baseline):
+    """--mlip-update-baseline from `-k one --mlip-partial` rewrites that contract's entries only (it used to drop
+    every other entry of the baseline without a word)."""
+    path, doc = baseline
+    before = {(e["model"], e["contract"]) for e in doc["entries"]}
+    res = run(pytester, f"--mlip-baseline={path}", "--mlip-update-baseline", k=WALL)
+    assert res.ret == 0, res.stdout.str()[-3000:]
+    after = json.loads(path.read_text())
+    assert {(e["model"], e["contract"]) for e in after["entries"]} == before
+    kept = [e for e in after["entries"] if e.get("kept")]
+    assert kept and all(e["contract"] != WALL for e in kept)
+    assert "of the previous baseline for contracts this partial run left out" in res.stdout.str()
+    assert run(pytester, f"--mlip-baseline={path}").ret == 0  # the merged baseline still gates the full selection

@@ -477,17 +477,22 @@ def determinism_names(found: list[dict]) -> list[str]:
 _STOPPED = pytest.StashKey[str]()
 
 
-def gate_incomplete(block: dict, baseline: dict) -> dict:
-    """What the baseline gate counts as unfinished: everything that did not finish, and of the deselected hard
+def gate_incomplete(block: dict, baseline: dict, verdicts: list[dict], updating: bool = False) -> dict:
+    """What the baseline gate counts as unfinished: everything that did not finish, of the deselected hard
     contracts those the baseline holds (the baseline defines the gated suite: leaving one of its contracts out
-    would hide it; a contract it never held is outside the gate)."""
-    if not block:
-        return {}
+    would hide it; a contract it never held is outside the gate), and the baseline's hard contracts on the target
+    that this run did not even collect (a contract file removed or a contract renamed)."""
+    from ..reporting.gate import missing_from_run
+
     gated = {contract for (_, contract), e in baseline.items() if e.get("role", "target") == "target"}
-    out = dict(block)
-    out["deselected_hard"] = [n for n in block.get("deselected_hard", []) if n in gated]
+    out = dict(block or {})
+    out["deselected_hard"] = [n for n in out.get("deselected_hard", []) if n in gated]
+    out["missing"] = [] if updating else missing_from_run(baseline, verdicts, set(out["deselected_hard"])
+                                                          | set(out.get("partial") or []))
     out["count"] = sum(len(out.get(k) or []) for k in ("errors", "crashed", "not_run", "deselected_hard",
-                                                       "determinism"))
+                                                       "determinism", "missing"))
+    if not out["count"] and not block:
+        return {}
     return out
 
 
@@ -504,7 +509,9 @@ def incomplete_lines(block: dict) -> list[str]:
     parts = []
     for key, what in (("determinism", "determinism violations (outputs differ between identical calls)"),
                       ("errors", "error verdicts"), ("crashed", "crashed"), ("not_run", "never ran"),
-                      ("deselected_hard", "hard contracts deselected")):
+                      ("deselected_hard", "hard contracts deselected"),
+                      ("missing", "hard contracts of the baseline not collected (a contract file removed or a contract "
+                                  "renamed? restore it, or rerun with --mlip-update-baseline to drop it)")):
         if block.get(key):
             parts.append(f"{what}: {', '.join(block[key][:12])}" + (" ..." if len(block[key]) > 12 else ""))
     head = f"INCOMPLETE: {block['count']} item(s) did not finish"
@@ -551,7 +558,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def _finish_run(prov):
-    from ..reporting.gate import baseline_document, compare, is_gating, write_atomic
+    from ..reporting.gate import baseline_document, compare, is_gating, kept_entries, write_atomic
     from .recorder import root_hash, run_artifact, run_texts
 
     entries = [prov.entries[k] for k in sorted(prov.entries)]
@@ -562,7 +569,7 @@ def _finish_run(prov):
     prov.incomplete = prov.tracker.incomplete(prov.state, verdicts) if prov.tracker else {}
     if prov.baseline is not None:
         prov.gate = compare(verdicts, prov.baseline, prov.margin)
-        prov.gate.incomplete = gate_incomplete(prov.incomplete, prov.baseline)
+        prov.gate.incomplete = gate_incomplete(prov.incomplete, prov.baseline, verdicts, prov.update_baseline)
     from ..reporting.report import gate_json
 
     extra = {"gate": gate_json(prov.gate)}
@@ -595,7 +602,8 @@ def _finish_run(prov):
                            "items did not finish or ended in error verdicts); rerun to completion to update it")
     elif prov.update_baseline and prov.baseline_path is not None:
         arts = {(v["model"], v["contract"]): ids.get("max_normalized") or ids["verdict"] for v, ids in entries}
-        doc = baseline_document(verdicts, prov.state.target, prov.run_id, prov.code_version, arts)
+        doc = baseline_document(verdicts, prov.state.target, prov.run_id, prov.code_version, arts,
+                                kept=kept_entries(prov.baseline or {}, verdicts, prov.incomplete.get("partial")))
         try:
             write_atomic(prov.baseline_path, json.dumps(doc, indent=1) + "\n")
         except OSError as exc:

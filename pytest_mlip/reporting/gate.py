@@ -76,8 +76,18 @@ def load_baseline(path) -> dict[tuple[str, str], dict]:
     return out
 
 
+def kept_entries(old: dict, verdicts: list[dict], partial) -> list[dict]:
+    """Of the baseline being replaced, the entries of contracts a partial run (--mlip-partial) deselected: an
+    update from ``-k one-contract`` rewrites that contract's entries and keeps the others (it used to drop them)."""
+    ran = {(v["model"], v["contract"]) for v in verdicts}
+    partial = set(partial or [])
+    return [dict(e) for key, e in sorted(old.items()) if key not in ran and e["contract"] in partial]
+
+
 def baseline_document(verdicts: list[dict], target: str, run_id: str, code_version: str,
-                      artifacts: dict[tuple[str, str], str]) -> dict:
+                      artifacts: dict[tuple[str, str], str], kept: list[dict] = ()) -> dict:
+    """The baseline file's content: every verdict of this run, and ``kept`` entries of the previous baseline
+    (contracts a partial run left out), marked ``"kept": true``."""
     from ..provenance.artifact import finite_or_str
 
     entries = []
@@ -85,6 +95,8 @@ def baseline_document(verdicts: list[dict], target: str, run_id: str, code_versi
         entries.append({"model": v["model"], "contract": v["contract"], "role": v["role"], "hard": v["hard"],
                         "status": v["status"], "max_normalized": finite_or_str(v.get("max_normalized")),
                         "artifact": artifacts.get((v["model"], v["contract"]))})
+    entries += [{**e, "max_normalized": finite_or_str(e.get("max_normalized")), "kept": True} for e in kept]
+    entries.sort(key=lambda e: (e["model"], e["contract"]))
     return {"format": FORMAT, "version": VERSION, "target": target, "run": run_id, "code_version": code_version,
             "entries": entries}
 
@@ -104,6 +116,22 @@ def write_atomic(path, text: str):
         except OSError:
             pass
         raise
+
+
+def missing_from_run(baseline: dict, verdicts: list[dict], deselected: set[str]) -> list[str]:
+    """The baseline's hard contracts on its target that this run neither ran nor deselected: a removed contract
+    file, or a renamed contract, would otherwise drop a known failure out of the gate without a word."""
+    ran = {v["contract"] for v in verdicts}
+    targets = {v["model"] for v in verdicts if v.get("role") == "target"}
+    out = set()
+    for (model, contract), entry in baseline.items():
+        if entry.get("role", "target") != "target" or not entry.get("hard", True):
+            continue
+        if targets and model not in targets:
+            continue  # a baseline of another target: its entries are all "new" or absent, said by the gate lines
+        if contract not in ran and contract not in deselected:
+            out.add(contract)
+    return sorted(out)
 
 
 def is_gating(v: dict) -> bool:
@@ -188,6 +216,10 @@ def gate_lines(result: GateResult) -> list[str]:
                                              "not finish)"))
              + f"; {len(result.of('known')) + len(result.of('improved'))} known failure(s), "
                f"{len(result.of('fixed'))} fixed"]
+    for name in result.incomplete.get("missing") or []:
+        lines.append(f"  {'missing':<10} {name}: a hard contract of the baseline that this run did not collect (its "
+                     "file removed or the contract renamed?); restore it, or rerun with --mlip-update-baseline to "
+                     "drop it")
     for c in result.changes:
         before = f" (baseline {c.before_status} {f(c.before)})" if c.before_status else ""
         lines.append(f"  {c.kind:<10} {c.contract} on {c.model}: {c.status} v/tau {f(c.now)}{before}"
@@ -203,7 +235,10 @@ def update_lines(result: GateResult, path, doc: dict | None) -> list[str]:
         return [f"baseline {path} was not written (see the error below)"]
     entries = doc["entries"]
     known = [e for e in entries if e["role"] == "target" and e["hard"] and e["status"] in FAILING]
-    lines = [f"wrote {path}: {len(entries)} entries (every contract x model of this run), "
+    kept = sum(1 for e in entries if e.get("kept"))
+    lines = [f"wrote {path}: {len(entries)} entries (every contract x model of this run"
+             + (f", and {kept} of the previous baseline for contracts this partial run left out" if kept else "")
+             + "), "
              f"{len(known)} hard failure(s) on the target now recorded as known; "
              "later runs with --mlip-baseline fail only on new failures and regressions"]
     changed = [c for c in result.changes if c.kind != "known"]
