@@ -225,6 +225,37 @@ def _check_environment(config):
 
     seconds = config.getoption("mlip_timeout")  # text made a number by numbers.convert_options (ini included)
     set_call_timeout(DEFAULT_TIMEOUT if seconds is None else seconds)
+    _check_output_paths(config)
+
+
+#: options naming a file pytest-mlip (or pytest) writes or must keep; the report folder is checked apart
+PATH_OPTIONS = (("mlip_baseline", "--mlip-baseline"), ("mlip_summary_md", "--mlip-summary-md"),
+                ("mlip_store", "--mlip-store"), ("xmlpath", "--junitxml"))
+
+
+def _check_output_paths(config):
+    """Two options naming one file would have one output overwrite the other (a summary written over the baseline
+    it was gated against), and a file inside the report folder would be replaced with the report: usage errors."""
+    import os
+
+    base = Path(config.invocation_params.dir)
+    seen = {}
+    for dest, name in PATH_OPTIONS:
+        raw = getattr(config.option, dest, None)
+        if not raw:
+            continue
+        path = Path(os.path.realpath(base / Path(str(raw)).expanduser()))
+        if path in seen:
+            raise MlipError(f"{seen[path]} and {name} name the same file {path}: one would overwrite the other; "
+                            f"give {name} another file name")
+        seen[path] = name
+    report = config.getoption("mlip_report", None)
+    if report:
+        folder = Path(os.path.realpath(base / Path(str(report)).expanduser()))
+        for path, name in seen.items():
+            if path == folder or folder in path.parents:
+                raise MlipError(f"{name}={path} lies inside the report folder {folder}, whose files the report "
+                                f"replaces; put {name} outside it")
 
 
 def _load_factory(spec: str):

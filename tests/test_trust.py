@@ -615,3 +615,15 @@ def test_a_call_that_cannot_be_interrupted_stops_the_run_instead_of_hanging(pyte
                          cwd=pytester.path, env=env, capture_output=True, text=True, timeout=90)
     assert res.returncode == 2, res.stdout[-2000:] + res.stderr[-2000:]
     assert "could not be interrupted" in res.stderr and "--mlip-timeout=1 s" in res.stderr, res.stderr[-2000:]
+
+
+@pytest.mark.parametrize("args", [["--mlip-baseline=b.json", "--mlip-update-baseline", "--mlip-summary-md=b.json"],
+                                  ["--junitxml=out.xml", "--mlip-summary-md=out.xml"],
+                                  ["--mlip-store=s.sqlite", "--mlip-summary-md=./s.sqlite"],
+                                  ["--mlip-report=rep", "--mlip-summary-md=rep/summary.md"]])
+def test_two_outputs_naming_one_file_are_a_usage_error(run, pytester, args):
+    """Held-out cases: a summary written over the baseline it shared a name with (the baseline was lost), and the
+    JUnit XML written over the summary. Nothing is written: a usage error names both options."""
+    res = run("--mlip-no-builtin", *args)
+    one_line_usage_error(res, args[-1].split("=")[0])
+    assert not (pytester.path / "b.json").exists() and not (pytester.path / "out.xml").exists()
