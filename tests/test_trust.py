@@ -627,3 +627,24 @@ def test_two_outputs_naming_one_file_are_a_usage_error(run, pytester, args):
     res = run("--mlip-no-builtin", *args)
     one_line_usage_error(res, args[-1].split("=")[0])
     assert not (pytester.path / "b.json").exists() and not (pytester.path / "out.xml").exists()
+
+
+def test_a_run_interrupted_before_any_verdict_is_reported_incomplete_and_judged_authentic(pytester, monkeypatch):
+    """Ctrl-C during the first model call: report.md says INCOMPLETE, and the judge approves that honest report
+    (a held-out case: it refused it, taking the run that cites no verdict for a fabricated derived value)."""
+    monkeypatch.syspath_prepend(str(pytester.path))
+    pytester.makepyfile(ctrlc="from ase.calculators.emt import EMT\n\n"
+                              "class Stopped(EMT):\n"
+                              "    def calculate(self, *a, **k):\n"
+                              "        raise KeyboardInterrupt\n\n"
+                              "def factory():\n"
+                              "    return Stopped()\n")
+    contracts(pytester, **{"contracts/mlip_small.toml": SMALL.format(name="small")})
+    res = pytester.runpytest_subprocess("--mlip=ctrlc:factory", "--mlip-committee=none", "--mlip-no-builtin",
+                                        "-p", "no:cacheprovider", "--mlip-report=rep")
+    assert res.ret != 0
+    assert "INCOMPLETE" in (pytester.path / "rep" / "report.md").read_text()
+    from pytest_mlip.reporting.judge import judge_file
+
+    result = judge_file(str(pytester.path / "rep"), sample=0, replay=0)
+    assert result.ok, [f.line() for f in result.failed]

@@ -192,7 +192,7 @@ class Judge:
             return [f"artifact {a.id[:SHORT_ID]} was altered after it was stored (its id no longer matches its "
                     "content)"]
         skip_verdict = a.kind == "verdict" and a.value == "skip"
-        if a.kind in DERIVED_KINDS and not a.parents and not skip_verdict:
+        if a.kind in DERIVED_KINDS and not a.parents and not skip_verdict and not _empty_incomplete_run(a):
             return [f"{a.kind} {a.id[:SHORT_ID]} cites no parent: a derived value must cite what it was computed from"]
         parents = []
         for pid in a.parents:
@@ -431,6 +431,15 @@ class Judge:
             out.append(Finding(False, where, m.group(0), ["verdict without a citation: a status must cite the "
                                                           "verdict artifact"]))
         return out
+
+
+def _empty_incomplete_run(a) -> bool:
+    """A run stopped before any verdict (Ctrl-C, a dead worker) honestly cites nothing: its value says so (no
+    verdict, an incomplete block that fails the run)."""
+    value = a.value if isinstance(a.value, dict) else {}
+    inc = value.get("incomplete") or {}
+    return (a.kind == "run" and value.get("verdicts") == 0 and not value.get("order") and not value.get("required")
+            and isinstance(inc, dict) and bool(inc.get("fails_run")) and bool(inc.get("count") or inc.get("interrupted")))
 
 
 def _is_float(s: str) -> bool:
