@@ -372,10 +372,40 @@ def _agent_zone(path: Path, target: str, committee: list[str]):
                         f"{errors[0]}; fix the file or move it to contracts/")
 
 
+#: the SIGINT handler replaced while an interrupted run writes its outputs (restored at unconfigure)
+_HELD_SIGINT: list = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_keyboard_interrupt(excinfo):
+    """After the first Ctrl-C, the run writes what it has (incomplete report, store, summary): a second Ctrl-C
+    then would cut that short with a long traceback from inside pytest (a held-out case). Further Ctrl-C are
+    answered with one line and held until the run has ended; SIGTERM and SIGKILL still stop it."""
+    import signal
+    import sys
+
+    told = []
+
+    def hold(signum, frame):
+        if not told:
+            told.append(True)
+            print("\npytest-mlip: writing the interrupted run's report and store (a few seconds); Ctrl-C is held "
+                  "until then (SIGTERM stops at once)", file=sys.stderr, flush=True)
+
+    try:
+        _HELD_SIGINT.append(signal.signal(signal.SIGINT, hold))
+    except (ValueError, OSError):  # not the interpreter's main thread: nothing to hold
+        pass
+
+
 def pytest_unconfigure(config):
+    import signal
+
     from .models import weights
 
     weights.set_offline(None)  # an in-process run (pytester) must not leave the next one offline
+    while _HELD_SIGINT:  # Ctrl-C works again once the run has ended
+        signal.signal(signal.SIGINT, _HELD_SIGINT.pop())
 
 
 def _make_available(config, entry) -> str | None:

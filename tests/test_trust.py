@@ -648,3 +648,37 @@ def test_a_run_interrupted_before_any_verdict_is_reported_incomplete_and_judged_
 
     result = judge_file(str(pytester.path / "rep"), sample=0, replay=0)
     assert result.ok, [f.line() for f in result.failed]
+
+
+def test_a_second_ctrl_c_while_the_interrupted_run_writes_its_report_is_held(pytester):
+    """An impatient user presses Ctrl-C twice: the second one used to end in a 255-line traceback from inside
+    pytest while the incomplete report was being written (a held-out case). It is held, with one line."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pytester.makepyfile(slowmodel="import pathlib, time\nfrom ase.calculators.emt import EMT\n\n"
+                                  "class Slow(EMT):\n"
+                                  "    def calculate(self, *a, **k):\n"
+                                  "        pathlib.Path('started').touch()\n"
+                                  "        time.sleep(0.3)\n"
+                                  "        super().calculate(*a, **k)\n\n"
+                                  "def factory():\n"
+                                  "    return Slow()\n")
+    contracts(pytester, **{"contracts/mlip_small.toml": SMALL.format(name="small")})
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pytester.path), str(ROOT)]))
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "--mlip=slowmodel:factory", "--mlip-committee=none",
+                             "--mlip-no-builtin", "-p", "no:cacheprovider", "--mlip-report=rep"],
+                            cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 120
+    while not (pytester.path / "started").exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    assert "Traceback (most recent call last)" not in out, out[-3000:]
+    assert "INCOMPLETE" in (pytester.path / "rep" / "report.md").read_text()
