@@ -20,9 +20,12 @@ def _reference(check: str) -> str:
     if card is None:
         return f"None: {why_no_card(check)}."
     rule = " ".join(r for r, d in card.table if not d)
-    return (f"Settles `{card.quantity}`. {rule[0].upper() + rule[1:]}. Method spread: {card.spread_source}. "
-            "Confirmed outside the band, refuted inside, undecided without a converged reference in the engine's "
-            "domain and budget.")
+    if card.not_run_here:
+        return (f"Not run here: {card.not_run_here}. The card's configurations are written as inputs for an external "
+                f"code (extxyz, VASP, Quantum ESPRESSO) and the decision is undecided. {rule[0].upper() + rule[1:]}.")
+    return (f"Settles `{card.quantity}` with {card.engines}. {rule[0].upper() + rule[1:]}. Method spread: "
+            f"{card.spread_source}. Confirmed outside the band, refuted inside, undecided without a converged "
+            "reference in the engine's domain and budget (a configuration outside it gets its inputs written).")
 
 
 def _engines(check: str) -> str:

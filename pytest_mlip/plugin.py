@@ -19,8 +19,9 @@ from .numbers import Number, add_number_option
 
 CONTRACT_GLOB = "mlip_*.toml"
 
-#: provenance store, reports and the CI gate (their own options and hooks)
-pytest_plugins = ["pytest_mlip.provenance.plugin", "pytest_mlip.adversary.plugin", "pytest_mlip.reference.plugin",
+#: the provenance store; reports, the CI gate and the summary; the adversary; the reference (their own options and hooks)
+pytest_plugins = ["pytest_mlip.provenance.plugin", "pytest_mlip.reporting.plugin", "pytest_mlip.adversary.plugin",
+                  "pytest_mlip.reference.plugin",
                   "pytest_mlip.fixtures", "pytest_mlip.progress", "pytest_mlip.options"]
 
 
@@ -500,6 +501,9 @@ class ContractItem(pytest.Item):
         self.role = role
         self.verdict = None
         self.mlip_spec = model  # what the provenance hooks record this item's model calls under
+        from .reporting.report import reproduce_command
+
+        self.mlip_reproduce = reproduce_command(model, settings.name)  # recorded with the item's artifacts
         self.add_marker("mlip_contract")
 
     def runtest(self):
@@ -600,10 +604,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                 v = _verdict_of(rep)
                 if v:
                     verdicts.append(v)
-    from .provenance.plugin import PROV_KEY
+    from .reporting.plugin import REPORT_KEY
     from .reporting.verdicts import summary_lines
 
-    prov = config.stash.get(PROV_KEY, None)
+    prov = config.stash.get(REPORT_KEY, None)
     terminalreporter.section("mlip contracts")
     for line in garbage_lines(verdicts, state.target):
         terminalreporter.write_line(line, red=True)

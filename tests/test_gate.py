@@ -9,6 +9,7 @@ import pytest
 
 # keep these in pytester's sys.modules snapshot: inner runs then reuse them (and the cached code version)
 import pytest_mlip.provenance.plugin  # noqa: F401
+import pytest_mlip.reporting.plugin  # noqa: F401
 import pytest_mlip.reporting.gate  # noqa: F401
 import pytest_mlip.reporting.summary  # noqa: F401
 import jinja2  # noqa: F401

@@ -17,6 +17,7 @@ import jinja2  # noqa: F401
 import matplotlib.backends.backend_agg  # noqa: F401
 import matplotlib.figure  # noqa: F401
 import pytest_mlip.provenance.plugin  # noqa: F401
+import pytest_mlip.reporting.plugin  # noqa: F401
 import pytest_mlip.reporting.report  # noqa: F401
 from pytest_mlip.reporting.judge import judge_file
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import pytest_mlip.provenance.plugin  # noqa: F401  (kept in pytester's module snapshot)
+import pytest_mlip.reporting.plugin  # noqa: F401
 import jinja2  # noqa: F401
 import matplotlib.backends.backend_agg  # noqa: F401
 import matplotlib.figure  # noqa: F401

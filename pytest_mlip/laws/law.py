@@ -162,4 +162,12 @@ def coverage_text(laws: dict[str, Law], reasons: bool = True) -> str:
             for c in cols:
                 if not r[c][0]:
                     lines.append(f"- {r['law']} / {ENGINES[c]}: {r[c][1]}")
+        cards = [(name, law.card_object()) for name, law in sorted(laws.items()) if law.card]
+        if cards:
+            lines.append("")
+            lines.append("Reference cards (the engine here that computes each, or why it is not run here; a card not "
+                         "run here writes its inputs for an external code):")
+            for name, card in cards:
+                why = getattr(card, "not_run_here", "")
+                lines.append(f"- {name}: " + (f"not run here: {why}" if why else getattr(card, "engines", "")))
     return "\n".join(lines)

@@ -87,15 +87,16 @@ def run(args) -> int:
             arts, ids = verdict_artifacts(verdict, ev, code)
             store.put_many(arts)
             for st in settle_verdict(verdict, settings, eng, cache, budget, model=ev.model,
-                                     probe_ids=ids.get("probes", {}), code_version=code):
+                                     probe_ids=ids.get("probes", {}), code_version=code, inputs=out / "inputs"):
                 store.put_many(st.artifacts)
                 ref = st.observables.get(st.quantity)
                 band = st.band or {}
                 rows.append({"protocol": settings.name, "probe": st.probe, "quantity": st.quantity,
                              "model": st.model_value, "reference": ref, "band": st.band, "decision": st.decision,
-                             "reason": st.reason, "artifacts": st.ids, "points": st.points})
+                             "reason": st.reason, "artifacts": st.ids, "points": st.points, "inputs": st.inputs})
                 span = f"[{band['lo']:.4g}, {band['hi']:.4g}]" if band else "-"
-                lines.append(f"| `{settings.name}` | `{st.probe}` | {st.quantity} | {st.model_value:.4g} | "
+                mine = "-" if st.model_value is None else f"{st.model_value:.4g}"
+                lines.append(f"| `{settings.name}` | `{st.probe}` | {st.quantity} | {mine} | "
                              f"{'-' if ref is None else f'{ref:.4g}'} | {span} | **{st.decision}** "
                              f"[a:{st.ids['decision'][:12]}] | {st.reason} |")
                 print(f"{settings.name} {st.probe}: {st.decision} - {st.reason}")

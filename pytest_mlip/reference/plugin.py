@@ -38,10 +38,12 @@ DEFAULT_BUDGET = 600.0
 
 
 class ReferenceRun:
-    def __init__(self, engine, cache, budget):
+    def __init__(self, engine, cache, budget, inputs=None):
         self.engine = engine
         self.cache = cache
         self.budget = budget
+        #: where the configurations of cards not computed here are written for an external code
+        self.inputs = inputs
         self.settled: list = []
 
 
@@ -65,7 +67,8 @@ def pytest_configure(config):
         eng = engine(name.strip().lower())
     except MlipError as exc:
         raise pytest.UsageError(str(exc)) from None
-    config.stash[REF_KEY] = ReferenceRun(eng, Cache(Path(state.output) / "reference"), Budget(budget))
+    config.stash[REF_KEY] = ReferenceRun(eng, Cache(Path(state.output) / "reference"), Budget(budget),
+                                         inputs=Path(state.output) / "reference-inputs")
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -89,7 +92,8 @@ def _settle_item(item, ref):
     ids = json.loads(props[k][1]) if k is not None else {"probes": {}}
     done = settle_verdict(item.verdict, item.settings, ref.engine, ref.cache, ref.budget,
                           model=evaluator_for(item.model).model, probe_ids=ids.get("probes", {}),
-                          code_version=prov.code_version if prov else "", run=prov.run_id if prov else None)
+                          code_version=prov.code_version if prov else "", run=prov.run_id if prov else None,
+                          inputs=ref.inputs)
     for st in done:
         ref.settled.append(st)
         if prov is not None:

@@ -95,11 +95,17 @@ class Settlement:
     curve: tuple[list, list] | None = None  # reference points on the model's curve (x, y)
     artifacts: list[Artifact] = field(default_factory=list)
     ids: dict = field(default_factory=dict)  # engine, observables{name: id}, decision id, points{name: id}
+    inputs: str | None = None  # where the card's inputs for an external code were written (not computed here)
 
 
 def settle(card: Card, settings, case: ProbeCase, engine: Engine, cache: Cache | None, budget: Budget,
-           model=None, parents: dict | None = None, code_version: str = "", run: str | None = None) -> Settlement:
-    """Apply ``card`` to one probe with ``engine``; ``parents`` maps model quantity names to artifact ids."""
+           model=None, parents: dict | None = None, code_version: str = "", run: str | None = None,
+           inputs: Path | None = None) -> Settlement:
+    """Apply ``card`` to one probe with ``engine``; ``parents`` maps model quantity names to artifact ids.
+
+    When the card is not run here, or a configuration is outside the engine's domain, and ``inputs`` is a folder,
+    the card's configurations are written under it for an external code (:mod:`.inputs`) and the reason says where.
+    """
     parents = parents or {}
     st = Settlement(case.contract, case.probe, engine.name, UNDECIDED, "", card.quantity,
                     model_value=_num(case.values.get(card.quantity)))
@@ -107,10 +113,14 @@ def settle(card: Card, settings, case: ProbeCase, engine: Engine, cache: Cache |
     configs: list[RefConfig] = []
     if not why:
         configs = card.configurations(settings, case)
+        if card.not_run_here:
+            st.reason = f"not run here: {card.not_run_here}"
         for c in configs:
             why = why or engine.domain_error(c.atoms)
     energies: dict[str, float] = {}
-    if why:
+    if st.reason:
+        pass
+    elif why:
         st.reason = f"outside the engine's domain: {why}"
     else:
         for c in configs:
@@ -149,6 +159,9 @@ def settle(card: Card, settings, case: ProbeCase, engine: Engine, cache: Cache |
                 st.reason = f"the reference did not converge on {c.name} ({c.role})"
                 break
             energies[c.name] = hit.energy
+    if configs and inputs is not None and (card.not_run_here or why):
+        st.inputs = str(_write_inputs(configs, case, inputs))
+        st.reason += f"; inputs for an external code written to {st.inputs}"
     if not st.reason:
         try:
             st.observables = {k: v for k, v in card.observables(settings, case, energies).items() if _finite(v)}
@@ -168,6 +181,20 @@ def settle(card: Card, settings, case: ProbeCase, engine: Engine, cache: Cache |
             st.decision, st.reason = card.decide(st.model_value, band)
     _artifacts(st, card, engine, model, parents, code_version, run)
     return st
+
+
+def _write_inputs(configs: list[RefConfig], case: ProbeCase, folder) -> Path:
+    """The card's configurations as extxyz, VASP and Quantum ESPRESSO inputs in ``folder/<contract>/<probe>``."""
+    import re
+    from types import SimpleNamespace
+
+    from .inputs import write_inputs
+
+    safe = lambda x: re.sub(r"[^A-Za-z0-9_.@+-]+", "_", x)  # noqa: E731
+    out = Path(folder) / safe(case.contract) / safe(case.probe)
+    write_inputs([SimpleNamespace(name=c.name, probe=case.probe, role=c.role, atoms=c.atoms, distance=c.distance)
+                  for c in configs], out)
+    return out
 
 
 def _num(x):
@@ -234,7 +261,8 @@ def failing_probes(verdict) -> list:
 
 
 def settle_verdict(verdict, settings, engine: Engine, cache: Cache | None, budget: Budget, model=None,
-                   probe_ids: dict | None = None, code_version: str = "", run: str | None = None) -> list[Settlement]:
+                   probe_ids: dict | None = None, code_version: str = "", run: str | None = None,
+                   inputs: Path | None = None) -> list[Settlement]:
     """Settle every failing probe of a verdict (worst first) whose check has a card; [] when it has none.
 
     ``probe_ids`` is the verdict's artifact map per probe (violations, observables), cited by the decisions.
@@ -254,5 +282,5 @@ def settle_verdict(verdict, settings, engine: Engine, cache: Cache | None, budge
         pid = (probe_ids or {}).get(p.probe, {})
         parents = {**pid.get("violations", {}), **pid.get("observables", {})}
         out.append(settle(card, settings, case, engine, cache, budget, model=model, parents=parents,
-                          code_version=code_version, run=run))
+                          code_version=code_version, run=run, inputs=inputs))
     return out

@@ -563,7 +563,7 @@ def check_files(folder: Path, data: dict) -> list[Finding]:
 def _extra_files(folder: Path, data: dict, figs: dict) -> list[Finding]:
     """Every file in the report folder is one the run wrote: a page, figure or configuration it did not write (an
     extra report next to the real one, a stray file) is refused and named."""
-    from ..provenance.plugin import REPORT_MARKER, REPORT_MARKER_TEXT
+    from .plugin import REPORT_MARKER, REPORT_MARKER_TEXT
     from .report import SNAPSHOT
 
     written = {"report.json", "report.md", "report.html", SNAPSHOT, SNAPSHOT + ".gz"}

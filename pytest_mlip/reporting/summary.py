@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..provenance.artifact import SHORT_ID
 from .claims import fmt_value
 from .gate import is_gating
+from .plugin import incomplete_lines
 
 
 def summary_markdown(entries: list[tuple[dict, dict]], prov) -> str:
@@ -23,14 +24,10 @@ def summary_markdown(entries: list[tuple[dict, dict]], prov) -> str:
         head = "all hard contracts pass" if not failing else f"{len(failing)} hard contract(s) fail"
     inc = getattr(prov, "incomplete", None) or {}
     if inc.get("count") or inc.get("interrupted"):
-        from ..provenance.plugin import incomplete_lines
-
         head = "INCOMPLETE run; " + (head if gate is not None or failing else "no hard contract failed among those "
                                      "that finished")
         banner = incomplete_lines(inc)
     else:
-        from ..provenance.plugin import incomplete_lines
-
         banner = incomplete_lines(inc)  # a partial run the user accepted (--mlip-partial) is still named
     lines = [f"### pytest-mlip on `{target}`: {head}", ""]
     if banner:

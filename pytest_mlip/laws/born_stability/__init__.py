@@ -7,7 +7,6 @@ _WHY_NOT = {
     'adversary': ("each point is a cell relaxation followed by strained ionic relaxations: the "
                   "violation is a property of the relaxed crystal, not of a continuous input the "
                   "search could move"),
-    'reference': ('elastic constants need many strained plane-wave bulk cells: hours per model here'),
     'figure': ("single-point quantities, no scan to draw: the report's verdict matrix shows its v/tau per model"),
     'calibration': ("tau = 3x the largest standard error of lambda_min from the fit scatter on the "
                     "shipped models (3.0 GPa, stated in its threshold); each verdict reports its own "
@@ -17,6 +16,7 @@ _WHY_NOT = {
 LAW = Law(
     check=BornStability,
     playbook="playbook:BornStabilityPlaybook",
+    card="card:BornStabilityCard",
     mutant="tests.mutants.surface:angular_shear",
     opt_out=_WHY_NOT,
 )

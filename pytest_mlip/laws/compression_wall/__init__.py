@@ -4,8 +4,6 @@ from ..law import Law
 from .check import CompressionWall
 
 _WHY_NOT = {
-    'reference': ("bulk cells compressed to 0.4 x equilibrium: plane-wave cells with hard PAW setups,"
-                  " out of LCAO's basis and the budget here"),
     'calibration': ("float32 rounding is bounded analytically in its threshold (< 1e-3 eV/atom up to "
                     "|E| ~ 1e4 eV/atom, tau 1e-2); not measured by benchmarks/calibrate_noise.py"),
 }
@@ -14,6 +12,7 @@ LAW = Law(
     check=CompressionWall,
     objective="adversary:CompressionWallObjective",
     playbook="playbook:CompressionWallPlaybook",
+    card="card:CompressionWallCard",
     figure="E(scale) and P(scale) scans per crystal",
     axes={'E': ('energy per atom', 'eV/atom'), 'scale': ('lattice scale factor', ''), 'P_GPa': ('pressure', 'GPa')},
     mutant="tests.mutants.physics:compression_collapse",

@@ -13,6 +13,7 @@ class DesorptionBarrierCard(Card):
     floor_tolerance = "barrier"
     spread: dict[str, float] = {}
     spread_source = "one engine only for slabs (no second method measured); the band is the law's tau"
+    engines = "gpaw (periodic slab)"
     table = (("reference: rise_ref = E(dz at the model's maximum) - E(dz_max) on the model's own scan "
               "geometries (frozen slab, rigid molecule), PBE; band rise_ref +- max(tau_barrier, 3 x method "
               "spread)", ""),)
@@ -42,8 +43,8 @@ class DesorptionBarrierCard(Card):
             # the same cell for both, PAD A taller: the lifted molecule stays clear of the box's non-periodic
             # boundary (a real-space code refuses atoms next to it); atom positions are the model's
             a.cell[2, 2] += PAD
-        return [RefConfig("peak", f"the model's maximum, dz = {dz:g} A", peak),
-                RefConfig("asymptote", f"dz = {settings.dz_max:g} A (the scan's asymptote)", far)]
+        return [RefConfig("peak", "the model's maximum on its rigid scan", peak),
+                RefConfig("asymptote", "the scan's asymptote (dz_max)", far)]
 
     def curve(self, settings, case: ProbeCase, energies: dict[str, float]):
         return ([float(case.values["dz_at_max"]), float(settings.dz_max)],

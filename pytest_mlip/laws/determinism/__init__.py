@@ -7,13 +7,13 @@ _WHY_NOT = {
     'adversary': ("the input is not what varies: the law compares repeated calls on one "
                   "configuration, so searching the configuration finds nothing the sampled check does"
                   " not"),
-    'reference': ("the model's own call-to-call repeatability: a reference calculation has nothing to compare"),
     'figure': ("single-point quantities, no scan to draw: the report's verdict matrix shows its v/tau per model"),
 }
 
 LAW = Law(
     check=Determinism,
     playbook="playbook:DeterminismPlaybook",
+    card="card:DeterminismCard",
     calibration=OBSERVED_NOISE,
     mutant="tests.mutants.foundation:CallToCallNoise",
     opt_out=_WHY_NOT,

@@ -27,6 +27,7 @@ class DimerTailCard(Card):
     spread = {"Cu": 0.0124, "Sb": 0.0086}
     spread_source = ("|f(GPAW PBE LCAO dzp) - f(PySCF PBE/def2-SVP)| at 4.5 A: Cu2 0.0454 vs 0.0578, "
                      "Sb2 0.0637 vs 0.0551 (benchmarks/reference_tails.py)")
+    engines = "pyscf, gpaw (isolated dimers and atoms)"
     table = (("reference: f_ref = (E(d) - 2 E_atom) / (E(r_eq,ref) - 2 E_atom), PBE, E(d) from a broken-symmetry "
               "start (atoms spin-polarised, opposite moments); r_eq,ref from a parabola through E at the model's "
               "r_eq (rounded to 0.1 A) and +-0.15 A; band f_ref +- max(0, 3 x method spread)", ""),)
@@ -41,19 +42,19 @@ class DimerTailCard(Card):
         r_eq = self.centre(case)
         atom = Atoms(el, positions=[[0, 0, 0]])
         atom.info["spin"] = _atom_spin(el)
-        out = [RefConfig("atom", "isolated atom (E_inf = 2 E_atom)", atom)]
+        out = [RefConfig("atom", "isolated atom (E_inf is twice its energy)", atom)]
         spin = DIMER_SPIN.get(el, 0)
         for k, off in enumerate(OFFSETS):
             d = round(r_eq + off, 4)
             dimer = Atoms([el, el], positions=[[0, 0, 0], [0, 0, d]])
             dimer.info["spin"] = spin
-            out.append(RefConfig(f"near-eq-{k}", f"dimer at {d:g} A (model r_eq {off:+g} A)", dimer))
+            out.append(RefConfig(f"near-eq-{k}", "dimer near the model's r_eq", dimer))
         d = float(settings.distance)
         tail = Atoms([el, el], positions=[[0, 0, 0], [0, 0, d]])
         tail.info["spin"] = spin
         m = atom.info["spin"]
         tail.set_initial_magnetic_moments([m, m] if spin else [m, -m])
-        out.append(RefConfig("tail", f"dimer at {d:g} A, broken-symmetry start", tail))
+        out.append(RefConfig("tail", "dimer at the tail distance, broken-symmetry start", tail))
         return out
 
     def observables(self, settings, case: ProbeCase, energies: dict[str, float]) -> dict[str, float]:

@@ -8,13 +8,13 @@ _WHY_NOT = {
                   "check refines each force component (h/2, Richardson) to tell truncation from a "
                   "defect, and a sound objective must reproduce that refinement in its violation; not"
                   " written"),
-    'reference': ("a consistency of the model's own outputs (forces = -dE/dx): nothing external to compare"),
     'figure': ("single-point quantities, no scan to draw: the report's verdict matrix shows its v/tau per model"),
 }
 
 LAW = Law(
     check=EnergyForce,
     playbook="playbook:EnergyForcePlaybook",
+    card="card:EnergyForceCard",
     calibration="calibration:noise",
     mutant="tests.mutants.physics:hidden_pair_force",
     opt_out=_WHY_NOT,

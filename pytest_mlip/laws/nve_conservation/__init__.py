@@ -8,13 +8,12 @@ _WHY_NOT = {
                   "ascent over its domain (structures, velocities, temperatures) would cost about 100x the sampled "
                   "suite; the check already reruns a failing run at half the step to tell the integrator from the "
                   "model"),
-    'reference': ("a consistency of the model's own dynamics (its forces against its energy along its own "
-                  "trajectory): nothing external to compare"),
 }
 
 LAW = Law(
     check=NVEConservation,
     playbook="playbook:NVEConservationPlaybook",
+    card="card:NVEConservationCard",
     figure="E_total(t) - E_total(0) per atom along each run, with the excursion band",
     axes={'t': ('time', 'fs'), 'dE': ('total energy change per atom', 'eV/atom')},
     calibration="calibration:noise",

@@ -7,7 +7,6 @@ _WHY_NOT = {
     'adversary': ("no objective yet, though the domain (points along each curve) is continuous: the "
                   "check already refines its worst intervals adaptively (levels x refine), which is a"
                   " 1-D search of the same domain"),
-    'reference': ("a property of the model's own curves (cusps at its cutoff): nothing external to compare"),
     'calibration': ("each tau is >= 3.5x the largest value on smooth curves (sevennet-0's dimers and "
                     "path, diep's dimers), measured by hand and stated in its threshold; not measured"
                     " by benchmarks/calibrate_noise.py"),
@@ -16,6 +15,7 @@ _WHY_NOT = {
 LAW = Law(
     check=PesSmoothness,
     playbook="playbook:PesSmoothnessPlaybook",
+    card="card:PesSmoothnessCard",
     figure="E(s) and F(s) along dimer curves and surface paths",
     axes={'s': ('distance along the scan', 'Å'), 'F': ('force along the scan', 'eV/Å')},
     mutant="tests.mutants.physics:step_pair",

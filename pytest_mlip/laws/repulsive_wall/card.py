@@ -15,12 +15,15 @@ class RepulsiveWallCard(Card):
     floor_tolerance = "drop"
     spread: dict[str, float] = {}
     spread_source = "no second method measured on compressed dimers; the band is the law's tau"
+    engines = "pyscf (dimers), gpaw (dimers, surfaces)"
     table = ((f"reference: drop_ref = the largest inward fall of the reference energy over {POINTS} points from the "
               "model's innermost distance to its r_eq, PBE; band drop_ref +- max(tau_drop, 3 x method spread)", ""),)
 
     def domain_error(self, settings, case: ProbeCase) -> str | None:
         if case.built is None:
             return "the probe is not in the contract's settings"
+        if case.values.get("r_eq") is None:
+            return "the model's scan of this probe (its r_eq) is not known"
         return None
 
     def _grid(self, case: ProbeCase) -> np.ndarray:
@@ -38,7 +41,7 @@ class RepulsiveWallCard(Card):
             if case.built.params.get("kind") == "dimer":
                 atoms = atoms.copy()
                 atoms.pbc, atoms.cell = False, [0, 0, 0]
-            out.append(RefConfig(f"r{k}", f"separation {d:g} A", atoms))
+            out.append(RefConfig(f"r{k}", "scan point", atoms, distance=float(d)))
         return out
 
     def curve(self, settings, case: ProbeCase, energies: dict[str, float]):

@@ -66,7 +66,8 @@ class StressStrain(Check):
         return Measurement(
             violations={"stress": float(diff.max())},
             observables={"stress_model": [float(x) for x in ev.stress], "stress_fd": [float(x) for x in fd],
-                         "component": int(diff.argmax())},
+                         "component": int(diff.argmax()), "stress_worst": float(ev.stress[int(diff.argmax())]),
+                         "stress_fd_worst": float(fd[int(diff.argmax())])},
         )
 
     def setting_details(self, settings) -> str:

@@ -4,7 +4,6 @@ from ..law import Law
 from .check import Symmetry
 
 _WHY_NOT = {
-    'reference': ('an exact invariance every DFT code obeys by construction: a reference would restate the law'),
     'figure': ("single-point quantities, no scan to draw: the report's verdict matrix shows its v/tau per model"),
 }
 
@@ -12,6 +11,7 @@ LAW = Law(
     check=Symmetry,
     objective="adversary:SymmetryObjective",
     playbook="playbook:SymmetryPlaybook",
+    card="card:SymmetryCard",
     calibration="calibration:noise",
     mutant="tests.mutants.foundation:OrientationBias",
     opt_out=_WHY_NOT,

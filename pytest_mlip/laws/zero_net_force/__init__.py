@@ -4,7 +4,6 @@ from ..law import OBSERVED_NOISE, Law
 from .check import ZeroNetForce
 
 _WHY_NOT = {
-    'reference': ('an exact consequence of translation invariance: a reference would restate the law'),
     'figure': ("single-point quantities, no scan to draw: the report's verdict matrix shows its v/tau per model"),
 }
 
@@ -12,6 +11,7 @@ LAW = Law(
     check=ZeroNetForce,
     objective="adversary:ZeroNetForceObjective",
     playbook="playbook:ZeroNetForcePlaybook",
+    card="card:ZeroNetForceCard",
     calibration=OBSERVED_NOISE,
     mutant="tests.mutants.physics:constant_force",
     opt_out=_WHY_NOT,

@@ -15,6 +15,11 @@ without one states why in its record. It says
 - and the pre-registered decision table: **confirmed** (the model lies outside
   the band), **refuted** (inside it), **undecided** (a reference point did not
   converge, the case is outside the engine's domain, or the budget ran out).
+- which engine here runs it (``engines``, in words) or, where none fits the
+  budget or a reference cannot decide the law, why it is not run here
+  (``not_run_here``): such a card still builds its configurations, the settle
+  step writes them as inputs for an external code (extxyz, VASP, Quantum
+  ESPRESSO) and the decision is **undecided** with that reason.
 
 Cards name no engine internals and engines name no law: a card gives atoms
 (with ``info['spin']`` and initial moments as the spin start), an engine gives
@@ -29,6 +34,8 @@ from typing import Any, ClassVar
 CARDS: dict[str, "Card"] = {}
 
 CONFIRMED, REFUTED, UNDECIDED = "confirmed", "refuted", "undecided"
+#: a displacement's direction in a configuration's role (roles carry no numbers: a report cites every number)
+WORD = {"plus": "forward", "minus": "backward"}
 
 
 class Undecidable(Exception):
@@ -42,6 +49,8 @@ class RefConfig:
     name: str
     role: str
     atoms: Any
+    #: the scan coordinate of this configuration on the model's curve (A), when it is a point of one
+    distance: float | None = None
 
 
 @dataclass
@@ -89,6 +98,10 @@ class Card:
     spread_source: ClassVar[str] = ""
     #: the reference outcome -> decision rows, pre-registered (printed in reports and cards)
     table: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: which engine here computes the card, in words (e.g. "pyscf (molecules), gpaw (slabs)")
+    engines: ClassVar[str] = "pyscf (isolated systems), gpaw (isolated and periodic)"
+    #: why the card is not computed here ('' when it is): its inputs are written and the decision is undecided
+    not_run_here: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

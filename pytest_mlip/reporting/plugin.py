@@ -1,0 +1,498 @@
+"""Reports, the CI gate and the pull-request summary as pytest hooks (loaded by ``pytest_mlip.plugin``).
+
+- ``--mlip-baseline``: a failed hard contract on the target that the baseline
+  already knows (and that did not regress beyond the margin) has its call
+  report turned into a pass here (``pytest_runtest_makereport``), so the run
+  fails only on new failures and regressions; the terminal shows it as
+  ``VIOLATED`` and the gate lists it as known.
+- What did not finish (crashes, items never run, an interruption, a dead
+  worker, deselected hard contracts, the sampled determinism check's
+  violations) is gathered here into the ``incomplete`` block.
+- At the end (controller only): the provenance run is finished with the gate and
+  the incomplete block in its run artifact (``ProvenanceRun.finish``), then the
+  report folder, the baseline update and the pull-request summary are written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..errors import MlipError
+from ..numbers import Number, add_number_option
+from ..laws.determinism.check import Determinism
+from ..provenance.plugin import PROV_KEY, is_worker
+
+REPORT_KEY = pytest.StashKey["ReportingRun"]()
+#: a file pytest-mlip writes into every report folder: only such a folder (or an empty one) is written into
+REPORT_MARKER = ".pytest-mlip-report"
+REPORT_MARKER_TEXT = "written by pytest-mlip: this folder is replaced on every --mlip-report run\n"
+SUMMARY_HEAD = "### pytest-mlip on"
+#: the incomplete block's key for the sampled determinism check (the evaluator repeats a sample of every model's
+#: calls): named after the law it applies, read from the law's record
+SAMPLED = Determinism.name
+
+
+def is_our_report_dir(folder: Path) -> bool:
+    """The folder holds the marker pytest-mlip writes, with its exact text (a hand-made or empty one does not count)."""
+    marker = folder / REPORT_MARKER
+    try:
+        return marker.is_file() and not marker.is_symlink() and marker.read_text(errors="replace") == REPORT_MARKER_TEXT
+    except OSError:
+        return False
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("mlip", "physics contracts for machine-learning interatomic potentials")
+    group.addoption("--mlip-report", action="store", default=None, metavar="DIR",
+                    help="write report.json, report.md and a self-contained report.html (with figures) to DIR")
+    group.addoption("--mlip-baseline", action="store", default=None, metavar="FILE",
+                    help="CI gate: fail only on new hard failures or regressions against this baseline file")
+    group.addoption("--mlip-update-baseline", action="store_true", default=False,
+                    help="rewrite the --mlip-baseline file from this run (its failures become known ones)")
+    add_number_option(group, "--mlip-regression-margin", Number("a relative growth of v/tau", "0.2", integer=False),
+                      default=0.2, metavar="FRACTION",
+                      help="relative growth of v/tau over the baseline that counts as a regression (default 0.2)")
+    group.addoption("--mlip-summary-md", action="store", default=None, metavar="FILE",
+                    help="write a short Markdown summary (verdicts, gate) fit for a pull-request comment")
+
+
+class ReportingRun:
+    """Per-process state of the gate and the outputs of one pytest run."""
+
+    def __init__(self, config, state):
+        self.config = config
+        self.state = state
+        self.baseline: dict | None = None
+        self.baseline_path: Path | None = None
+        self.update_baseline = False
+        self.margin = 0.2
+        self.report_dir: Path | None = None
+        self.summary_path: Path | None = None
+        self.gate = None
+        self.written_baseline: dict | None = None
+        self.written: list[str] = []
+        self.errors: list[str] = []
+        self.tracker: "_Collector | None" = None
+        self.incomplete: dict = {}
+        #: the provenance run's id and code version (read by the summary)
+        self.run_id: str | None = None
+        self.code_version: str | None = None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    from ..plugin import STATE_KEY
+
+    state = config.stash.get(STATE_KEY, None)
+    if state is None or config.getoption("mlip_contracts", False):  # --mlip-contracts lists, runs nothing
+        return
+    rep = ReportingRun(config, state)
+    try:
+        _configure_gate(config, rep)
+        if not is_worker(config):
+            _configure_outputs(config, rep)
+    except MlipError as exc:
+        from ..plugin import usage_error
+
+        raise usage_error(config, exc) from None
+    config.stash[REPORT_KEY] = rep
+    if not is_worker(config):
+        rep.tracker = _Collector(config)
+        config.pluginmanager.register(rep.tracker, "mlip-reporting-collector")
+        _trap_sigterm(config)
+
+
+def _trap_sigterm(config):
+    """SIGTERM (a CI job cancelled) ends the run like Ctrl-C: the reports are written and say it was stopped."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def on_term(signum, frame):
+        config.stash[_STOPPED] = "terminated (SIGTERM)"
+        raise KeyboardInterrupt("SIGTERM")
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    config.add_cleanup(lambda: signal.signal(signal.SIGTERM, previous))
+
+
+def _configure_gate(config, rep):
+    from .gate import BaselineError, load_baseline
+
+    raw = config.getoption("mlip_baseline")
+    rep.update_baseline = config.getoption("mlip_update_baseline")
+    rep.margin = config.getoption("mlip_regression_margin")  # checked by numbers.convert_options
+    if rep.update_baseline and not raw:
+        raise MlipError("--mlip-update-baseline needs the file to write: add --mlip-baseline=FILE")
+    if not raw:
+        return
+    path = Path(raw).expanduser()
+    rep.baseline_path = path if path.is_absolute() else Path(config.invocation_params.dir) / path
+    if rep.update_baseline:
+        if rep.baseline_path.exists():
+            try:
+                rep.baseline = load_baseline(rep.baseline_path)
+            except BaselineError as exc:  # never overwrite a file that is not ours
+                raise MlipError(f"--mlip-update-baseline refuses to overwrite {rep.baseline_path}: "
+                                f"{str(exc).split(';')[0]}; pass a new file name with --mlip-baseline=FILE") from None
+        else:
+            rep.baseline = {}
+        from .report import writable_dir_error
+
+        err = writable_dir_error(rep.baseline_path.parent, "--mlip-baseline")
+        if err:
+            raise MlipError(err.replace("=DIR", "=FILE in a writable folder"))
+    else:
+        rep.baseline = load_baseline(rep.baseline_path)
+
+
+def _configure_outputs(config, rep):
+    from .report import writable_dir_error
+
+    raw = config.getoption("mlip_report")
+    if raw:
+        p = Path(raw).expanduser()
+        rep.report_dir = p if p.is_absolute() else Path(config.invocation_params.dir) / p
+        if rep.report_dir.exists() and not rep.report_dir.is_dir():
+            raise MlipError(f"--mlip-report={raw} is a file, not a folder; pass a folder with --mlip-report=DIR")
+        err = writable_dir_error(rep.report_dir, "--mlip-report")
+        if err:
+            raise MlipError(err)
+        if rep.report_dir.is_dir() and any(rep.report_dir.iterdir()) and not is_our_report_dir(rep.report_dir):
+            raise MlipError(f"--mlip-report={raw}: {rep.report_dir} is not empty and was not written by pytest-mlip "
+                            f"(no {REPORT_MARKER} file with pytest-mlip's text); pass a new or empty folder, "
+                            "e.g. --mlip-report=mlip-report")
+        try:
+            import jinja2  # noqa: F401
+            import matplotlib  # noqa: F401
+        except ImportError as exc:
+            raise MlipError(f"--mlip-report needs {exc.name}: pip install 'pytest-mlip[report]'") from None
+    raw = config.getoption("mlip_summary_md")
+    if raw:
+        p = Path(raw).expanduser()
+        rep.summary_path = p if p.is_absolute() else Path(config.invocation_params.dir) / p
+        err = writable_dir_error(rep.summary_path.parent, "--mlip-summary-md")
+        if err:
+            raise MlipError(err.replace("=DIR", "=FILE in a writable folder"))
+        if rep.summary_path.is_dir() or (rep.summary_path.is_file() and not _ours(rep.summary_path, SUMMARY_HEAD)):
+            raise MlipError(f"--mlip-summary-md={raw}: {rep.summary_path} exists and is not a pytest-mlip summary; "
+                            "pass a new file name, e.g. --mlip-summary-md=mlip-summary.md")
+
+
+def _ours(path: Path, head: str) -> bool:
+    """Does an existing file start like the ones pytest-mlip writes (an empty file counts as ours)?"""
+    try:
+        with open(path, "rb") as fh:
+            start = fh.read(len(head.encode()))
+    except OSError:
+        return False
+    return start == b"" or start == head.encode()
+
+
+def _contract_item(item) -> bool:
+    """A contract file's item, or a test using the ``mlip_model`` fixture (pytest_mlip.fixtures)."""
+    return getattr(item, "mlip_spec", None) is not None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    rep = item.config.stash.get(REPORT_KEY, None)
+    if (rep is None or report.when != "call" or rep.baseline is None or not _contract_item(item)
+            or getattr(item, "verdict", None) is None or not item.verdict.gating):
+        return report
+    from .gate import classify
+
+    v = item.verdict
+    entry = rep.baseline.get((v.model, v.contract))
+    change = classify({"model": v.model, "contract": v.contract, "role": v.role, "hard": v.hard,
+                       "status": v.status, "max_normalized": v.max_normalized}, entry, rep.margin)
+    kind = "known" if rep.update_baseline else change.kind
+    note = f"{kind}" + (f": {change.note}" if change.note and not rep.update_baseline else "")
+    if kind in ("known", "improved") and report.failed:
+        # A failure the baseline already records: report it, do not fail the run.
+        report.outcome = "passed"
+        report.longrepr = None
+    report.user_properties.append(("mlip_gate", note))
+    item.user_properties.append(("mlip_gate", note))
+    return report
+
+
+def _split_nodeid(nodeid: str) -> tuple[str, str] | None:
+    """(contract, model) of a contract item's node id ``path/mlip_x.toml::NAME[MODEL]``."""
+    path, _, name = nodeid.rpartition("::")
+    if not path.endswith(".toml") or "[" not in name or not name.endswith("]"):
+        return None
+    i = name.index("[")
+    return name[:i], name[i + 1:-1]
+
+
+class _Collector:
+    """Gathers each item's verdict and artifact ids from its report (on the xdist controller too), and what did
+    not finish: items collected but never reported, items that crashed, an interruption, a dead worker."""
+
+    def __init__(self, config):
+        self.config = config
+        self.expected: set[str] = set()
+        self.reported: set[str] = set()
+        self.crashed: dict[str, str] = {}
+        self.interrupted: str | None = None
+        self.dead_workers: list[str] = []
+        #: the sampled determinism check: model -> [calls, repeats]; violations found
+        self.sampled: dict[str, list[int]] = {}
+        self.nondeterminism: list[dict] = []
+
+    def pytest_runtest_logreport(self, report):
+        for key, value in getattr(report, "user_properties", []):
+            if key == "mlip_sample" and report.when == "call":
+                data = json.loads(value)
+                counts = self.sampled.setdefault(data["model"], [0, 0])
+                counts[0] += data["calls"]
+                counts[1] += data["repeats"]
+                self.nondeterminism += data["violations"]
+        if _split_nodeid(report.nodeid) is None:
+            return
+        if report.when == "call" or report.failed or report.skipped:
+            self.reported.add(report.nodeid)
+        if report.failed and not any(k == "mlip_verdict" for k, _ in getattr(report, "user_properties", [])):
+            text = str(report.longrepr or "").strip().splitlines()
+            self.crashed[report.nodeid] = (text[-1] if text else "crashed")[:300]
+
+    def pytest_collection_finish(self, session):
+        self.expected.update(i.nodeid for i in session.items if _split_nodeid(i.nodeid))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids):
+        self.expected.update(i for i in ids if _split_nodeid(i))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error):
+        if error:
+            self.dead_workers.append(f"{getattr(node, 'gateway', None) and node.gateway.id or 'worker'}: "
+                                     f"{str(error).strip().splitlines()[-1][:200] if str(error).strip() else 'died'}")
+
+    def pytest_keyboard_interrupt(self, excinfo):
+        if self.interrupted is None:
+            self.interrupted = "interrupted (Ctrl-C)"
+
+    def incomplete(self, state, verdicts: list[dict]) -> dict:
+        """The top-level ``incomplete`` block of report.json: what did not finish, with names and a count."""
+        errors = sorted(f"{v['contract']}[{v['model']}]" for v in verdicts if v["status"] == "error")
+        crashed = sorted(f"{_split_nodeid(n)[0]}[{_split_nodeid(n)[1]}]" for n in self.crashed)
+        not_run = sorted(f"{_split_nodeid(n)[0]}[{_split_nodeid(n)[1]}]" for n in self.expected - self.reported)
+        target_collected = {_split_nodeid(n)[0] for n in self.expected if _split_nodeid(n)[1] == state.target}
+        deselected = sorted(n for n, hard in state.contract_index.items() if hard and n not in target_collected)
+        if self.interrupted is None and self.config.stash.get(_STOPPED, None):
+            self.interrupted = self.config.stash[_STOPPED]
+        partial = sorted(deselected) if self.config.getoption("mlip_partial", False) else []
+        if partial:  # the user accepted a partial run (--mlip-partial): named, not counted
+            deselected = []
+        determinism = determinism_names(self.nondeterminism)
+        count = len(errors) + len(crashed) + len(not_run) + len(deselected) + len(determinism)
+        return {"count": count, "errors": errors, "crashed": crashed, "not_run": not_run,
+                "deselected_hard": deselected, SAMPLED: determinism, "interrupted": self.interrupted,
+                "dead_workers": list(self.dead_workers), "partial": partial,
+                # what alone fails a run that has no baseline gate: an error verdict on any model (target or
+                # committee), a crash, an interruption, an item left over, outputs that change between identical
+                # calls, hard contracts deselected without --mlip-partial
+                "fails_run": bool(errors or crashed or not_run or self.interrupted or self.dead_workers
+                                  or determinism or deselected)}
+
+    def sample_line(self) -> str | None:
+        """The cost and outcome of the sampled determinism check, in one line."""
+        if not self.sampled:
+            return None
+        calls = sum(c for c, _ in self.sampled.values())
+        repeats = sum(r for _, r in self.sampled.values())
+        from ..evaluation.evaluator import DEFAULT_SAMPLE as sample
+
+        verdict = (f"{len(self.nondeterminism)} DETERMINISM VIOLATION(S)" if self.nondeterminism
+                   else "identical within the floor")
+        return (f"determinism (sampled): {repeats} of {calls} model call(s) repeated ({sample.fraction:.0%} seeded "
+                f"sample, at least {sample.minimum} per model and process; +{repeats} call(s)): {verdict}")
+
+
+def determinism_names(found: list[dict]) -> list[str]:
+    """One entry per (model, structure) whose outputs differed between identical calls, worst first, with numbers."""
+    worst: dict[tuple, dict] = {}
+    for f in found:
+        k = (f["model"], f["structure"])
+        score = (math.inf if f.get("energy") is None
+                 else max(f["energy"] / f["floor"]["energy"], f["forces"] / f["floor"]["forces"]))
+        if k not in worst or score > worst[k][0]:
+            worst[k] = (score, f)
+    out = []
+    for score, f in sorted(worst.values(), key=lambda x: -x[0]):
+        if f.get("energy") is None:
+            out.append(f"determinism[{f['model']}] on {f['structure']}: {f['message']}")
+        else:
+            out.append(f"determinism[{f['model']}] on {f['structure']}: energy {f['energy']:.3g} eV/atom, forces "
+                       f"{f['forces']:.3g} eV/A between identical calls (floor {f['floor']['energy']:g} eV/atom, "
+                       f"{f['floor']['forces']:g} eV/A)")
+    return out
+
+
+_STOPPED = pytest.StashKey[str]()
+
+
+def gate_incomplete(block: dict, baseline: dict, verdicts: list[dict], updating: bool = False) -> dict:
+    """What the baseline gate counts as unfinished: everything that did not finish, of the deselected hard
+    contracts those the baseline holds (the baseline defines the gated suite: leaving one of its contracts out
+    would hide it; a contract it never held is outside the gate), and the baseline's hard contracts on the target
+    that this run did not even collect (a contract file removed or a contract renamed)."""
+    from .gate import missing_from_run
+
+    gated = {contract for (_, contract), e in baseline.items() if e.get("role", "target") == "target"}
+    out = dict(block or {})
+    out["deselected_hard"] = [n for n in out.get("deselected_hard", []) if n in gated]
+    out["missing"] = [] if updating else missing_from_run(baseline, verdicts, set(out["deselected_hard"])
+                                                          | set(out.get("partial") or []))
+    out["count"] = sum(len(out.get(k) or []) for k in ("errors", "crashed", "not_run", "deselected_hard",
+                                                       SAMPLED, "missing"))
+    if not out["count"] and not block:
+        return {}
+    return out
+
+
+def incomplete_lines(block: dict) -> list[str]:
+    """The incomplete block in words (terminal, summary); no numbers beyond the count."""
+    if not block:
+        return []
+    partial = ([f"PARTIAL run (--mlip-partial): {len(block['partial'])} hard contract(s) of the collected files were "
+                f"deselected and not run: {', '.join(block['partial'][:12])}" + (" ..." if len(block["partial"]) > 12
+                                                                                 else "")]
+               if block.get("partial") else [])
+    if not (block.get("count") or block.get("interrupted") or block.get("dead_workers")):
+        return partial
+    parts = []
+    for key, what in ((SAMPLED, "determinism violations (outputs differ between identical calls)"),
+                      ("errors", "error verdicts"), ("crashed", "crashed"), ("not_run", "never ran"),
+                      ("deselected_hard", "hard contracts deselected"),
+                      ("missing", "hard contracts of the baseline not collected (a contract file removed or a contract "
+                                  "renamed? restore it, or rerun with --mlip-update-baseline to drop it)")):
+        if block.get(key):
+            parts.append(f"{what}: {', '.join(block[key][:12])}" + (" ..." if len(block[key]) > 12 else ""))
+    head = f"INCOMPLETE: {block['count']} item(s) did not finish"
+    if block.get("interrupted"):
+        head += f"; the run was {block['interrupted']}"
+    if block.get("dead_workers"):
+        head += f"; worker(s) died ({'; '.join(block['dead_workers'])})"
+    return [head] + [f"  {p}" for p in parts] + partial
+
+
+@pytest.hookimpl(tryfirst=True)  # before junitxml writes its file, so the root is among its properties
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    rep = config.stash.get(REPORT_KEY, None)
+    prov = config.stash.get(PROV_KEY, None)
+    if rep is None or prov is None or is_worker(config):
+        return
+    try:
+        prov.flush()
+        _finish_run(rep, prov)
+        inc = rep.incomplete
+        if session.exitstatus == 0 and inc and (inc.get("fails_run") or (rep.gate is not None
+                                                                         and not rep.gate.complete)):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    except MlipError as exc:
+        rep.errors.append(str(exc))
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+
+def _finish_run(rep, prov):
+    from .gate import baseline_document, compare, kept_entries, write_atomic
+
+    rep.run_id, rep.code_version = prov.run_id, prov.code_version
+    entries = prov.sorted_entries()
+    verdicts = [v for v, _ in entries]
+    rep.incomplete = rep.tracker.incomplete(rep.state, verdicts) if rep.tracker else {}
+    if rep.baseline is not None:
+        rep.gate = compare(verdicts, rep.baseline, rep.margin)
+        rep.gate.incomplete = gate_incomplete(rep.incomplete, rep.baseline, verdicts, rep.update_baseline)
+    from .report import gate_json
+
+    extra = {"gate": gate_json(rep.gate)}
+    inc = rep.incomplete
+    if inc and (inc.get("count") or inc.get("interrupted") or inc.get("dead_workers") or inc.get("partial")):
+        extra["incomplete"] = inc  # report.json is rebuilt from the store: the block travels in the run artifact
+    refs = [r for _, ids in entries for r in ids.get("references", [])]  # --mlip-reference decisions
+    if refs:
+        extra["reference_decisions"] = refs
+    prov.finish(extra, references=refs)
+    if rep.update_baseline and rep.baseline_path is not None and rep.incomplete.get("fails_run"):
+        rep.errors.append(f"baseline {rep.baseline_path} not updated: the run is incomplete (it was stopped, or "
+                           "items did not finish or ended in error verdicts); rerun to completion to update it")
+    elif rep.update_baseline and rep.baseline_path is not None:
+        arts = {(v["model"], v["contract"]): ids.get("max_normalized") or ids["verdict"] for v, ids in entries}
+        doc = baseline_document(verdicts, rep.state.target, prov.run_id, prov.code_version, arts,
+                                kept=kept_entries(rep.baseline or {}, verdicts, rep.incomplete.get("partial")))
+        try:
+            write_atomic(rep.baseline_path, json.dumps(doc, indent=1) + "\n")
+        except OSError as exc:
+            raise MlipError(f"cannot write the baseline {rep.baseline_path} ({exc.strerror}); "
+                            "pass --mlip-baseline=FILE in a writable folder") from None
+        rep.written.append(f"baseline: {rep.baseline_path} ({len(doc['entries'])} entries)")
+        rep.written_baseline = doc
+    if rep.report_dir is not None:
+        from .report import report_from_store, write_report
+
+        data = report_from_store(prov.store, prov.run_id)
+        write_report(rep.report_dir, data, prov.store)
+        (rep.report_dir / REPORT_MARKER).write_text(REPORT_MARKER_TEXT)
+        rep.written.append(f"report: {rep.report_dir / 'report.html'} (and report.md, report.json)")
+    if rep.summary_path is not None:
+        from .summary import summary_markdown
+
+        text = summary_markdown(entries, rep)
+        try:
+            write_atomic(rep.summary_path, text)
+        except OSError as exc:
+            raise MlipError(f"cannot write {rep.summary_path} ({exc.strerror}); "
+                            "pass --mlip-summary-md=FILE in a writable folder") from None
+        rep.written.append(f"summary: {rep.summary_path}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    result = yield
+    rep = config.stash.get(REPORT_KEY, None)
+    prov = config.stash.get(PROV_KEY, None)
+    if rep is None or prov is None:
+        return result
+    from .gate import gate_lines
+
+    tr = terminalreporter
+    lines = incomplete_lines(rep.incomplete)
+    if lines:
+        tr.section("mlip incomplete run" if lines[0].startswith("INCOMPLETE") else "mlip partial run", red=True)
+        for line in lines:
+            tr.write_line(line, red=True)
+    if rep.gate is not None and rep.update_baseline:
+        from .gate import update_lines
+
+        tr.section("mlip baseline update")
+        for line in update_lines(rep.gate, rep.baseline_path, rep.written_baseline):
+            tr.write_line(line)
+    elif rep.gate is not None:
+        tr.section("mlip gate")
+        for line in gate_lines(rep.gate):
+            tr.write_line(line)
+    sample = rep.tracker.sample_line() if rep.tracker else None
+    if sample:
+        tr.write_line(sample, red=bool(rep.tracker.nondeterminism))
+    for line in prov.summary_lines():
+        tr.write_line(line)
+    for line in rep.written:
+        tr.write_line(line)
+    for err in rep.errors:
+        tr.write_line(f"ERROR: {err}", red=True)
+    if rep.errors:
+        print(f"ERROR: {rep.errors[0]}", file=sys.stderr)
+    return result
