@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from .report import DissociationReport
 from ...agent.playbook import MECHANISM_UNITS, SCOPE_UNITS, Playbook
 from ...agent.protocols import spec_label
 
 
 class DissociationPlaybook(Playbook):
+    escalation_report = DissociationReport
     check = "dissociation"
     default_evidence = True
     unit_fields = ("pairs",)

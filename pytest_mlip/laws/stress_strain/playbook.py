@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from .report import StressReport
 from ...agent.playbook import MECHANISM_UNITS, SCOPE_UNITS, Playbook
 
 
 class StressStrainPlaybook(Playbook):
+    escalation_report = StressReport
     check = "stress_strain"
     default_evidence = True
     bounds = {"strain_step": (1e-4, 1e-2)}

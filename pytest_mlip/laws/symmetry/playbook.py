@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .report import SymmetryReport
 from ...agent.playbook import MECHANISM_UNITS, SCOPE_UNITS, Playbook, _same_unit
 from ...agent.validator import MAX_SAMPLES
 
 
 class SymmetryPlaybook(Playbook):
+    escalation_report = SymmetryReport
     check = "symmetry"
     default_evidence = True
     bounds = {"samples": (1, MAX_SAMPLES)}
