@@ -88,6 +88,8 @@ class RunSummary:
     seconds: float = 0.0
     evidence_source: str = ""
     tokens: dict = field(default_factory=dict)
+    #: the run's root hash (printed as 'mlip root: ...'; pytest-mlip judge --root compares it)
+    root: str | None = None
     stopped: str = ""
 
 

@@ -64,6 +64,9 @@ def write_run_outputs(det, desk, summary) -> None:
     led.finish(required, texts={"agent": {"memory": str(det.memory_path.name),
                                          "evidence": summary.evidence_source}, "files": shown, "records": seals},
                required_by_hypothesis=by_hypothesis)
+    from ..provenance.recorder import root_hash
+
+    summary.root = root_hash(led.store, led.run_id)
     for w, rec in writers:
         (w.folder / ESCALATION_FILE).write_text(dump_record(rec))
         (w.folder / "report.md").write_text(render_markdown(rec))

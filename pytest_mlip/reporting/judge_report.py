@@ -500,7 +500,7 @@ def _num(x):
 
 # --- 6. rendered files ---------------------------------------------------------------------------------------------
 
-def compare_rendered(given: str, want: str, name: str, markdown: bool) -> Finding:
+def compare_rendered(given: str, want: str, name: str, markdown: bool, source: str = "report.json") -> Finding:
     """The given file against the rendering, parsed (CommonMark or HTML) and compared structure by structure."""
     from .structure import first_difference, hidden_text, html_events, markdown_events
 
@@ -508,14 +508,14 @@ def compare_rendered(given: str, want: str, name: str, markdown: bool) -> Findin
     diff = first_difference(events(given), events(want))
     hidden = hidden_text(given, want) if markdown and diff is None else None
     if hidden is not None:
-        return Finding(False, name, "holds letters or digits its rendering from report.json does not (text the "
+        return Finding(False, name, f"holds letters or digits its rendering from {source} does not (text the "
                                     "Markdown parser drops, e.g. a cell past the table's columns)",
                        [f"the file's letters and digits differ near {hidden!r}"])
     if diff is None:
-        return Finding(True, name, "equals its rendering from report.json (same structure and content; whitespace "
+        return Finding(True, name, f"equals its rendering from {source} (same structure and content; whitespace "
                                    + ("and emphasis " if markdown else "") + "aside)")
     i, g, w = diff
-    return Finding(False, name, f"differs from its rendering from report.json (parsed element {i})",
+    return Finding(False, name, f"differs from its rendering from {source} (parsed element {i})",
                    [f"the file has {g!r}, the renderer writes {w!r}"])
 
 

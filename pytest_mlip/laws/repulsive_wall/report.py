@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...agent.lawreport import K_B, LawReport
+from ...provenance.artifact import from_finite_or_str
 
 #: a turnover barrier this many kT above r_eq is essentially never crossed thermally
 SAFE_KT = 10.0
@@ -60,9 +61,10 @@ class WallReport(LawReport):
         return out
 
     def recompute(self, name: str, params: dict, parents: list):
-        """The value of a derived number from its parents' values (None: not this law's)."""
-        if name in ("turnover_r", "turnover_barrier") and len(parents) == 3:
-            got = turnover(*parents)
+        """The value of a derived number from its parent artifacts (None: not one of this law's)."""
+        by = {str(a.params.get("name")): from_finite_or_str(a.value) for a in parents}
+        if name in ("turnover_r", "turnover_barrier") and {"curve_r", "curve_E", "r_eq"} <= set(by):
+            got = turnover(by["curve_r"], by["curve_E"], by["r_eq"])
             if got is None:
                 return None
             return got[0] if name == "turnover_r" else got[1]
