@@ -12,10 +12,13 @@ def add_parser(subparsers):
                     "derived values recomputed from their parents, stored configurations), a random sample of the "
                     "model calls is re-run, report.json must equal the report the store gives (its notes aside, "
                     "each of which is evaluated on the artifacts it cites), and report.md / report.html must equal "
-                    "their rendering from report.json (whitespace aside). Exit status 1 when any check fails, 2 on "
-                    "unusable input. Reports without a report.json beside them (the detective's escalation reports) "
-                    "are judged claim by claim.")
-    p.add_argument("report", help="a report folder, or its report.json, report.md or report.html")
+                    "their rendering from report.json (whitespace aside). The detective's reports are judged from their "
+                    "records (escalation.json, detective.json): the record must be the one the run sealed, every "
+                    "typed claim in it is evaluated on the store (numbers, units, verdicts, the decision recomputed "
+                    "by the fixed rules) and report.md must equal its rendering. Exit status 1 when any check "
+                    "fails, 2 on unusable input.")
+    p.add_argument("report", help="a report folder, or its report.json, report.md or report.html (a detective "
+                                  "report: its folder, report.md or record)")
     p.add_argument("--store", default=None, metavar="PATH",
                    help="provenance store to judge against when no snapshot lies next to the report "
                         "(two stores for one report are an error)")
