@@ -80,6 +80,12 @@ class Judge:
         self.contracts = {a.params["contract"] for a in self.arts.values()
                           if isinstance(a.params.get("contract"), str)}
 
+    def evidence_of_earlier_run(self, a) -> bool:
+        """An artifact of an earlier run that this run cites as evidence (the run artifact names that run and the
+        code version it recorded with): it holds to its own run's code version, not to this one."""
+        evidence = ((self.run_art.value or {}).get("evidence_runs") or {}) if self.run_art is not None else {}
+        return bool(a.run) and a.run != self.run["id"] and evidence.get(a.run) == a.code_version
+
     @property
     def models(self) -> dict:
         return self.run.get("models") or {}
@@ -131,7 +137,7 @@ class Judge:
             problems = self.verify(pid, depth + 1)
             if problems:
                 return [f"its parent {pid[:SHORT_ID]} ({p.kind}) does not hold: {problems[0]}"]
-            if p.code_version != a.code_version:
+            if p.code_version != a.code_version and not self.evidence_of_earlier_run(p):
                 return [f"its parent {pid[:SHORT_ID]} comes from code version {p.code_version}, "
                         f"not {a.code_version}"]
             if a.model is not None and p.model is not None and p.model != a.model:

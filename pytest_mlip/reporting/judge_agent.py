@@ -109,8 +109,7 @@ def judge_agent_report(path, store: str | None = None, root: str | None = None, 
             result.findings.append(Finding(False, "report.md", "missing", ["the record's rendering is not there"]))
         if sample != 0:
             result.findings += spot_check(judge, sample, seed, model_loader(judge))
-        value = judge.run_art.value or {}
-        req = (value.get("required_by_hypothesis") or {}).get(record.hypothesis or "", [])
+        req = required_of(record, judge.run_art.value or {})
         result.required_total = len(req)
         result.required_present = sum(1 for f in result.findings if f.required and f.ok)
         return result
@@ -169,8 +168,7 @@ def check_record(record, judge: Judge, folder: Path) -> list[Finding]:
         elif b.t == "image":
             if not (folder / b.file).is_file():
                 out.append(Finding(False, f"block {i}", b.file, ["the figure is missing"]))
-    req = (value.get("required_by_hypothesis") or {}).get(record.hypothesis or "", []) if record.kind == \
-        "escalation" else []
+    req = required_of(record, value)
     for vid in req:
         ok = vid in ctx.verdicts
         out.append(Finding(ok, "required", f"failed scope verdict {vid[:SHORT_ID]} on the target",
@@ -182,6 +180,14 @@ def check_record(record, judge: Judge, folder: Path) -> list[Finding]:
         out.append(Finding(True, "claims", f"{n} claim(s) hold on the store (values, units, verdicts, decisions, "
                                            "names, phrases)"))
     return [f for f in out if not f.ok] + [f for f in out if f.ok and f.where in ("record", "claims", "required")]
+
+
+def required_of(record, value: dict) -> list[str]:
+    """The claims a report must make: an escalation report, its hypothesis' failed scope verdicts on the target;
+    the index, every escalation's."""
+    if record.kind == "escalation":
+        return list((value.get("required_by_hypothesis") or {}).get(record.hypothesis or "", []))
+    return list(value.get("required") or [])
 
 
 def check_notes(record, judge: Judge) -> list[Finding]:
