@@ -1259,8 +1259,8 @@ def el_reflow(f, rng):
     for line in md.split("\n"):
         r = rng.random()
         if line.startswith("|") and r < 0.5:
-            line = "|".join(c.strip().center(len(c.strip()) + rng.randint(0, 4)) if c.strip() else " " * rng.randint(0, 2)
-                            for c in line.split("|"))
+            line = "|".join(c.strip().center(len(c.strip()) + rng.randint(0, 4)) if c.strip()
+                            else " " * rng.randint(0, 2) for c in line.split("|"))
         elif (line.startswith("- ") or (line[:1].isalpha())) and line.count(" ") > 3 and r < 0.4:
             words = line.split(" ")
             k = rng.randrange(2, len(words))

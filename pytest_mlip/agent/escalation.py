@@ -296,7 +296,8 @@ class EscalationWriter(Items):
         self.line("p", [self.N("code", "python reproduce.py"), self.P("r.from"),
                         self.N("file", protocol_file) if protocol_file else self.P("r.scope"), self.P("r.rest"),
                         self.N("code", "pytest_mlip.testing.run_contract"), self.P("r.prints"),
-                        self.N("code", "generated_tests/"), self.P("r.collected"), self.N("code", "pytest --mlip=MODEL"),
+                        self.N("code", "generated_tests/"), self.P("r.collected"),
+                        self.N("code", "pytest --mlip=MODEL"),
                         self.P("period")])
 
     def dft_card(self):

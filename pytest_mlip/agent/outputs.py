@@ -139,7 +139,8 @@ def index_record(det, desk, summary, decisions: dict) -> Record:
             t = r.target
             if not t.artifacts.get("verdict"):
                 continue
-            items = [P("x.probe"), N("protocol", name), P("open"), P(f"kind.{r.kind}"), P("close"), P("on"), N("model", t.model), P("colon"), it.verdict(t.artifacts["verdict"], "verdict")]
+            items = [P("x.probe"), N("protocol", name), P("open"), P(f"kind.{r.kind}"), P("close"), P("on"),
+                     N("model", t.model), P("colon"), it.verdict(t.artifacts["verdict"], "verdict")]
             if t.artifacts.get("max_normalized"):
                 items += [P("comma"), it.value(t.artifacts["max_normalized"])]
             line("li", items)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .report import DissociationReport
 from ...agent.playbook import MECHANISM_UNITS, SCOPE_UNITS, Playbook
 from ...agent.protocols import spec_label
+from .report import DissociationReport
 
 
 class DissociationPlaybook(Playbook):

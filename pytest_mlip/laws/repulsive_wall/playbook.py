@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...agent.chemistry import element_class, facet_for, same_class_neighbours
-from .report import WallReport
 from ...agent.playbook import MECHANISM_UNITS, SCOPE_UNITS, Playbook
+from .report import WallReport
 
 WALL_MECHANISM_UNITS = 2  # a refined wall scan is long: two pairs settle a discretisation artefact
 

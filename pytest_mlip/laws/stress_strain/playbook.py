@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .report import StressReport
 from ...agent.playbook import MECHANISM_UNITS, SCOPE_UNITS, Playbook
+from .report import StressReport
 
 
 class StressStrainPlaybook(Playbook):

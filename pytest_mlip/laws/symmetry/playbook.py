@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .report import SymmetryReport
 from ...agent.playbook import MECHANISM_UNITS, SCOPE_UNITS, Playbook, _same_unit
 from ...agent.validator import MAX_SAMPLES
+from .report import SymmetryReport
 
 
 class SymmetryPlaybook(Playbook):
