@@ -45,7 +45,7 @@ class LawReport:
             vals = [w.value(a) for a in w.probe_ids(t, p).get("violations", {}).values()]
             if not vals:
                 continue
-            lines.append(w.where(r.name, t.model, p) + w.join(vals) + [w.law_phrase(self, "impact")])
+            lines.append(w.where(r.name, t.model, p) + w.join(vals) + [w.law_phrase("impact")])
         return lines, []
 
     def figure(self, w, fig):

@@ -201,9 +201,16 @@ def check_notes(record, judge: Judge) -> list[Finding]:
     except ValidationError as exc:
         first = exc.errors()[0]
         return [Finding(False, "notes", "malformed note", [f"{'.'.join(map(str, first['loc']))}: {first['msg']}"])]
+    from ..agent.escalation import unit_of
+
     verdicts = [a for a in (judge.get(p) for p in judge.run_art.parents) if a is not None and a.kind == "verdict"]
     names = model_names(judge.models)
-    return [Finding(not (r := _note_problems(n, judge, verdicts, names)), f"notes[{i}]", f"{n.kind} note", r)
+    checks = {a.params.get("contract"): a.params.get("check") for a in judge.arts.values() if a.kind == "verdict"}
+
+    def unit(a):
+        return unit_of(a, a.params.get("check") or checks.get(a.params.get("contract")))
+
+    return [Finding(not (r := _note_problems(n, judge, verdicts, names, unit)), f"notes[{i}]", f"{n.kind} note", r)
             for i, n in enumerate(notes)]
 
 

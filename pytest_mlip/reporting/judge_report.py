@@ -420,7 +420,10 @@ def unit_of(a) -> str:
     return ""
 
 
-def _note_problems(n, judge: Judge, verdicts, names) -> list[str]:
+def _note_problems(n, judge: Judge, verdicts, names, unit=None) -> list[str]:
+    """Why a note does not hold (empty: it holds); ``unit(artifact)`` names an artifact's unit (default
+    :func:`unit_of`)."""
+    unit = unit or unit_of
     if n.kind == "comment":
         return [f"comment: {p}" for p in comment_problems(n.text, names)]
     if n.kind == "value":
@@ -433,8 +436,8 @@ def _note_problems(n, judge: Judge, verdicts, names) -> list[str]:
         m = number_mismatch(n.value, a.value)
         if m:
             out.append(m)
-        if n.unit != unit_of(a):
-            out.append(f"unit {n.unit!r}, the artifact's unit is {unit_of(a)!r}")
+        if n.unit != unit(a):
+            out.append(f"unit {n.unit!r}, the artifact's unit is {unit(a)!r}")
         return out
     if n.kind == "comparison":
         a, err = _cited(judge, n.a)
@@ -447,12 +450,12 @@ def _note_problems(n, judge: Judge, verdicts, names) -> list[str]:
             b, err = _cited(judge, n.b)
             if err:
                 return [err]
-            if unit_of(a) != unit_of(b):
-                return [f"compares {unit_of(a)!r} with {unit_of(b)!r}"]
+            if unit(a) != unit(b):
+                return [f"compares {unit(a)!r} with {unit(b)!r}"]
             y = _num(b.value)
         else:
-            if n.unit != unit_of(a):
-                return [f"unit {n.unit!r}, the artifact's unit is {unit_of(a)!r}"]
+            if n.unit != unit(a):
+                return [f"unit {n.unit!r}, the artifact's unit is {unit(a)!r}"]
             try:
                 y = float(n.b_value)
             except ValueError:
