@@ -84,3 +84,33 @@ def render_markdown(record: Record) -> str:
     notes = [note_sentence(n, index) for n in parse_notes(record.notes)]
     text = env.get_template("agent_report.md.j2").render(record=record, notes=notes)
     return text.rstrip() + "\n"
+
+
+def rerender_record(folder) -> list:
+    """Re-render report.md of a detective report folder from its record (after adding notes): the record and its
+    notes validated, comments held to the comment rules."""
+    from pathlib import Path
+
+    from pydantic import ValidationError
+
+    from ..errors import MlipError
+    from ..reporting.claims import comment_problems, parse_notes
+    from ..reporting.judge_agent import record_path
+    from ..reporting.judge_report import model_names
+    from .record import load_record
+
+    folder = Path(folder)
+    src = record_path(folder)
+    try:
+        record = load_record(src.read_text(encoding="utf-8"))
+        notes = parse_notes(record.notes)
+    except (ValueError, ValidationError) as exc:
+        raise MlipError(f"{src}: {str(exc).splitlines()[0]}; fix the edit or regenerate the report") from None
+    names = model_names({})
+    for i, n in enumerate(notes):
+        problems = comment_problems(n.text, names) if n.kind == "comment" else []
+        if problems:
+            raise MlipError(f"{src}: notes[{i}]: {problems[0]}")
+    out = folder / "report.md"
+    out.write_text(render_markdown(record))
+    return [out]

@@ -34,7 +34,8 @@ def add_parser(subparsers):
     p.add_argument("-q", "--quiet", action="store_true", help="print only the failed checks and the summary")
     p.set_defaults(func=run)
     r = subparsers.add_parser(
-        "render", help="re-render report.md and report.html from a report folder's report.json (after adding notes)",
+        "render", help="re-render report.md and report.html from a report folder's report.json, or a detective "
+                       "report's report.md from its record (after adding notes)",
         description="Validate the notes of DIR/report.json and write report.md and report.html from it with the "
                     "fixed renderer. Figures are redrawn from report.json.")
     r.add_argument("folder", help="the report folder")
@@ -70,8 +71,16 @@ def run(args) -> int:
 
 
 def render(args) -> int:
+    from .judge_agent import record_path
     from .report import rerender
 
-    for path in rerender(args.folder):
+    folder = Path(args.folder)
+    if not (folder / "report.json").is_file() and record_path(folder) is not None:
+        from ..agent.render import rerender_record
+
+        paths = rerender_record(folder)
+    else:
+        paths = rerender(args.folder)
+    for path in paths:
         print(f"render: wrote {path}")
     return 0
