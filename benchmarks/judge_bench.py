@@ -16,6 +16,13 @@ legitimate variants flagged.
     python benchmarks/judge_bench.py                      # development seeds on fresh emt / lennard-jones reports
     python benchmarks/judge_bench.py --split held-out-2   # the new held-out seeds (run once, at the end)
     python benchmarks/judge_bench.py --example            # also the committed example report
+    python benchmarks/judge_bench.py --runs '' --agent-example  # only the detective's reports (escalations, index)
+
+The detective's reports (escalation.json records rendered to report.md) get their own operators (number, sign,
+unit, verdict word, decision word, role, omission, markup, the planner's words, a swapped phrase, a false note,
+the store edited or doubled; legitimate: reflow, emphasis, record layout, more digits, true notes, the snapshot
+compressed or not, the folder moved), on a fresh detective run on a planted defect (``--agent-runs``) and on the
+committed example (``--agent-example``).
 
 Seeds 1000-1999 are the development set, 2000-2999 the first held-out set (already run once: spent),
 3000-3999 the second held-out set (``--split held-out-2``, run once, at the end, by someone else).
@@ -942,6 +949,400 @@ LEGITIMATE = {
 }
 
 
+# --- escalation reports: the detective's records ---------------------------------------------------------------------
+#
+# An escalation report folder holds escalation.json (the record of typed claims), report.md (rendered from it) and
+# provenance.sqlite (the snapshot). A careless forger edits report.md; a careful one edits the record and re-renders
+# report.md with the tool's own renderer (a pattern judge approved 14 of 24 such edits).
+
+#: detective runs the bench reports on: (name, detect arguments); each takes seconds
+AGENT_RUNS = {
+    "tm-wall": ["--mlip", "tests.mutants.agent:TransitionMetalWall", "--mlip-committee",
+                "tests.mutants:clean_morse,lennard-jones", "--suite", "tests/data/agent/mlip_small_wall.toml",
+                "--hypotheses", "2", "--tests-dir", "none"],
+}
+
+
+def make_agent_reports(name: str, args: list[str], work: Path) -> list[Report]:
+    """Run the detective offline on a planted defect; its escalation reports and index, with the printed root."""
+    d = work / name
+    out = d / "out"
+    if not (d / "root.txt").is_file():
+        d.mkdir(parents=True, exist_ok=True)
+        res = subprocess.run([sys.executable, "-m", "pytest_mlip.cli", "detect", *args, "--output", str(out)],
+                             cwd=ROOT, capture_output=True, text=True, timeout=900,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+        m = re.search(r"mlip root: ([0-9a-f]{64})", res.stdout)
+        if not m:
+            raise RuntimeError(f"detective run {name} printed no root:\n{res.stdout[-2000:]}\n{res.stderr[-2000:]}")
+        (d / "root.txt").write_text(m.group(1))
+    root = (d / "root.txt").read_text().strip()
+    return [Report(f"{name}/{p.name}", p, root) for p in sorted((out / "escalations").iterdir())] + \
+        [Report(f"{name}/index", out, root)]
+
+
+def agent_example_reports() -> list[Report]:
+    """The committed detective example: its escalation reports and index (root printed in its README)."""
+    base = ROOT / "docs" / "agent-example" / "sevennet-0"
+    m = re.search(r"mlip root: ([0-9a-f]{64})", read(ROOT / "docs" / "agent-example" / "README.md"))
+    root = m.group(1) if m else None
+    return [Report(f"agent-example/{p.name}", p, root) for p in sorted((base / "escalations").iterdir())] + \
+        [Report("agent-example/index", base, root)]
+
+
+def record_file(f: Path) -> Path:
+    return f / "escalation.json" if (f / "escalation.json").is_file() else f / "detective.json"
+
+
+def load_record_json(f: Path) -> dict:
+    return json.loads(read(record_file(f)))
+
+
+def save_record(f: Path, data: dict):
+    """What a careful forger does: edit the record and re-render report.md with the tool's renderer."""
+    from pytest_mlip.agent.record import RECORD
+    from pytest_mlip.agent.render import render_markdown
+
+    write(record_file(f), json.dumps(data, indent=1) + "\n")
+    write(f / "report.md", render_markdown(RECORD.validate_python(data)))
+
+
+def items(data: dict, pred) -> list[dict]:
+    """Every item (dict) of a record that ``pred`` accepts."""
+    out = []
+
+    def walk(x):
+        if isinstance(x, dict):
+            if "k" in x and pred(x):
+                out.append(x)
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(data["blocks"])
+    return out
+
+
+def edit_item(f, rng, pred, change) -> bool:
+    data = load_record_json(f)
+    hits = items(data, pred)
+    if not hits:
+        return False
+    it = rng.choice(hits)
+    before = dict(it)
+    change(it, rng)
+    if it == before:
+        return False
+    save_record(f, data)
+    return True
+
+
+def e_number_md(f, rng):
+    md = read(f / "report.md")
+    new = sub_nth(md, r"(?<![\w.#:/-])\d+\.\d+(?:e[-+]\d+)?(?= \[a:)", lambda m: bump_number(m.group(0), rng), rng)
+    if new is None:
+        return False
+    write(f / "report.md", new)
+    return True
+
+
+def e_number_json(f, rng):
+    return edit_item(f, rng, lambda x: x["k"] == "value" and x["text"] not in ("0.00", "0"),
+                     lambda x, r: x.update(text=bump_number(x["text"], r)))
+
+
+def e_sign(f, rng):
+    if rng.random() < 0.5:
+        md = read(f / "report.md")
+        new = sub_nth(md, r"(?<=[ (|])(\d+\.\d+(?:e[-+]\d+)?)(?= \[a:)", lambda m: "-" + m.group(1), rng)
+        if new is None:
+            return False
+        write(f / "report.md", new)
+        return True
+    return edit_item(f, rng, lambda x: x["k"] == "value" and not x["text"].startswith("-") and
+                     x["text"] not in ("0.00", "0"), lambda x, r: x.update(text="-" + x["text"]))
+
+
+UNIT_SWAP = {"eV": "meV", "A": "nm", "eV/A": "eV/nm", "K": "C", "eV/atom": "eV", "1": "eV", "GPa": "MPa",
+             "core-hours": "hours", "": "eV", "eV/A^3": "GPa"}
+
+
+def e_unit(f, rng):
+    if rng.random() < 0.4:
+        md = read(f / "report.md")
+        new = sub_nth(md, r"(?<=\] )(eV/A|eV|A|K|GPa|core-hours)\b",
+                      lambda m: {"eV/A": "meV/A", "eV": "meV", "A": "nm", "K": "mK", "GPa": "MPa",
+                                 "core-hours": "hours"}[m.group(1)], rng)
+        if new is None:
+            return False
+        write(f / "report.md", new)
+        return True
+    return edit_item(f, rng, lambda x: x["k"] == "value", lambda x, r: x.update(unit=UNIT_SWAP.get(x["unit"], "eV")))
+
+
+def e_verdict_word(f, rng):
+    r = rng.random()
+    if r < 0.4:
+        md = read(f / "report.md")
+        new = sub_nth(md, r"\b(fail|pass|violates the law|obeys the law)(?= \[a:)",
+                      lambda m: {"fail": "pass", "pass": "fail", "violates the law": "obeys the law",
+                                 "obeys the law": "violates the law"}[m.group(1)], rng)
+        if new is None:
+            return False
+        write(f / "report.md", new)
+        return True
+    return edit_item(f, rng, lambda x: x["k"] == "verdict",
+                     lambda x, r: x.update(status={"fail": "pass", "pass": "fail", "error": "pass",
+                                                   "skip": "pass"}[x["status"]]))
+
+
+def e_decision_word(f, rng):
+    r = rng.random()
+    if r < 0.3:
+        md = read(f / "report.md")
+        new = sub_nth(md, r"\b(escalate|reject|yes|no)\b(?= \(|\s*\||;)",
+                      lambda m: {"escalate": "reject", "reject": "escalate", "yes": "no", "no": "yes"}[m.group(1)],
+                      rng)
+        if new is None:
+            return False
+        write(f / "report.md", new)
+        return True
+    if r < 0.6:
+        return edit_item(f, rng, lambda x: x["k"] == "decision",
+                         lambda x, r: x.update(verdict="reject" if x["verdict"] == "escalate" else "escalate",
+                                               type="none" if x["verdict"] == "escalate" else
+                                               "exact-constraint violation"))
+    if r < 0.8:
+        return edit_item(f, rng, lambda x: x["k"] == "held", lambda x, r: x.update(
+            held={"yes": "no", "no": "yes", "n/a": "yes"}[x["held"]]))
+    return edit_item(f, rng, lambda x: x["k"] == "expect" and x["who"] != "kind",
+                     lambda x, r: x.update(expect={"fail": "pass", "pass": "fail", "any": "fail"}[x["expect"]]))
+
+
+def e_role(f, rng):
+    r = rng.random()
+    if r < 0.3:
+        md = read(f / "report.md")
+        new = sub_nth(md, r"\((target|committee)\)", lambda m: "(committee)" if m.group(1) == "target" else
+                      "(target)", rng)
+        if new is None:
+            return False
+        write(f / "report.md", new)
+        return True
+    if r < 0.6:
+        return edit_item(f, rng, lambda x: x["k"] == "phrase" and x["id"] in ("role.target", "role.committee"),
+                         lambda x, r: x.update(id="role.committee" if x["id"] == "role.target" else "role.target"))
+    data = load_record_json(f)
+    models = sorted({x["name"] for x in items(data, lambda x: x["k"] == "name" and x["role"] == "model")})
+    if len(models) < 2:
+        return False
+    return edit_item(f, rng, lambda x: x["k"] == "name" and x["role"] == "model",
+                     lambda x, r: x.update(name=r.choice([m for m in models if m != x["name"]])))
+
+
+def e_omission(f, rng):
+    if rng.random() < 0.4:
+        md = read(f / "report.md").split("\n")
+        idx = [i for i, line in enumerate(md) if line.startswith("- ") and "[a:" in line]
+        if not idx:
+            return False
+        del md[rng.choice(idx)]
+        write(f / "report.md", "\n".join(md))
+        return True
+    data = load_record_json(f)
+    idx = [i for i, b in enumerate(data["blocks"]) if b["t"] in ("li", "li2", "p", "table")
+           and ("verdict" in json.dumps(b) or "value" in json.dumps(b))]
+    if not idx:
+        return False
+    del data["blocks"][rng.choice(idx)]
+    save_record(f, data)
+    return True
+
+
+def e_markup(f, rng):
+    md = read(f / "report.md")
+    r = rng.random()
+    if r < 0.25:
+        new = md.replace("\n## ", "\n<!-- max v/tau 0.500 -->\n## ", 1)
+    elif r < 0.5:
+        new = sub_nth(md, r"(\d+\.\d+(?:e[-+]\d+)?) (\[a:[0-9a-f]+\])", lambda m: f"`{m.group(1)}` {m.group(2)}", rng)
+    elif r < 0.75:
+        new = sub_nth(md, r"^## (.+)$", lambda m: f"#### {m.group(1)}", rng) if "## " in md else None
+    else:
+        new = sub_nth(md, r"^\| (`[^`]+`) \|", lambda m: f"| {m.group(1)} | 0.100 |", rng)
+    if new is None or new == md:
+        return False
+    write(f / "report.md", new)
+    return True
+
+
+def e_text(f, rng):
+    """The planner's words changed in the record (a statement, a rule, a reason), the report re-rendered."""
+    swaps = [("violates", "obeys"), ("escalate", "reject"), ("fail", "pass"), ("predicted", "ruled out"),
+             ("decisive", "inconclusive")]
+
+    def change(x, r):
+        for a, b in r.sample(swaps, len(swaps)):
+            if a in x["text"]:
+                x["text"] = x["text"].replace(a, b, 1)
+                return
+
+    return edit_item(f, rng, lambda x: x["k"] == "text" and any(a in x["text"] for a, _ in swaps), change)
+
+
+def e_law_phrase(f, rng):
+    """Another of the catalogue's phrases in place of one (a type, a boundary, a confound)."""
+    from pytest_mlip.agent.record import PHRASES
+
+    ids = [k for k in PHRASES if not k.startswith(("sec.", "h.", "role.", "kind."))]
+    return edit_item(f, rng, lambda x: x["k"] == "phrase" and x["id"] in ids and len(PHRASES[x["id"]]) > 12,
+                     lambda x, r: x.update(id=r.choice([i for i in ids if i != x["id"] and len(PHRASES[i]) > 12])))
+
+
+def e_note(f, rng):
+    data = load_record_json(f)
+    verdicts = items(data, lambda x: x["k"] == "verdict")
+    if not verdicts:
+        return False
+    v = rng.choice(verdicts)
+    flip = {"fail": "pass", "pass": "fail", "error": "pass", "skip": "fail"}[v["status"]]
+    data["notes"] = [rng.choice([
+        {"kind": "verdict", "contract": v["contract"], "model": v["model"], "status": flip},
+        {"kind": "comment", "text": "The model obeys the law everywhere; nothing to escalate."},
+        {"kind": "comment", "text": "Reviewed: the target is fine here."}])]
+    save_record(f, data)
+    return True
+
+
+def e_store_edit(f, rng):
+    """A number the report cites (or one it derives from) edited in the snapshot, its id kept."""
+    cited = {x["artifact"] for x in items(load_record_json(f), lambda x: x["k"] == "value")}
+    plain = snapshot_plain(f)
+    db = sqlite3.connect(str(plain), isolation_level=None)
+    rows = [(aid, json.loads(v)) for aid, v in db.execute(
+        "SELECT id, value FROM artifacts WHERE kind IN ('violation','normalized','max_normalized','observable')")
+        if aid in cited]
+    rows = [(aid, v) for aid, v in rows if isinstance(v, (int, float)) and not isinstance(v, bool) and v != 0]
+    if not rows:
+        db.close()
+        return False
+    aid, val = rng.choice(rows)
+    db.execute("UPDATE artifacts SET value=? WHERE id=?", (json.dumps(val / 10), aid))
+    db.close()
+    return True
+
+
+def e_store_beside(f, rng):
+    """A second store beside the snapshot."""
+    plain = f / "provenance.sqlite"
+    if not plain.is_file():
+        return False
+    with open(plain, "rb") as src, gzip.open(f / "provenance.sqlite.gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return True
+
+
+ESCALATION_FABRICATIONS = {
+    "esc-number-md": e_number_md, "esc-number-json": e_number_json, "esc-sign": e_sign, "esc-unit": e_unit,
+    "esc-verdict": e_verdict_word, "esc-decision": e_decision_word, "esc-role": e_role, "esc-omission": e_omission,
+    "esc-markup": e_markup, "esc-text": e_text, "esc-phrase": e_law_phrase, "esc-note": e_note,
+    "esc-store-edit": e_store_edit, "esc-store-beside": e_store_beside,
+}
+
+
+def el_reflow(f, rng):
+    """Whitespace Markdown collapses: list items and paragraphs broken over lines, padded cells, blank lines."""
+    md = read(f / "report.md")
+    out = []
+    for line in md.split("\n"):
+        r = rng.random()
+        if line.startswith("|") and r < 0.5:
+            line = "|".join(c.strip().center(len(c.strip()) + rng.randint(0, 4)) if c.strip()
+                            else " " * rng.randint(0, 2) for c in line.split("|"))
+        elif (line.startswith("- ") or (line[:1].isalpha())) and line.count(" ") > 3 and r < 0.4:
+            words = line.split(" ")
+            k = rng.randrange(2, len(words))
+            if not words[k].startswith(("-", "+", "*", "#", ">", "|")) and not words[k][:1].isdigit():
+                line = " ".join(words[:k]) + "\n  " + " ".join(words[k:])
+        elif r < 0.1:
+            line = line + "   "
+        out.append(line)
+        if not line.strip() and rng.random() < 0.3:
+            out.append("")
+    write(f / "report.md", "\n".join(out))
+    return True
+
+
+def el_emphasis(f, rng):
+    md = read(f / "report.md")
+    new = re.sub(r"\b(escalate|fail|violates the law)\b(?=[ ;(])",
+                 lambda m: f"**{m.group(1)}**" if rng.random() < 0.6 else m.group(1), md)
+    new = re.sub(r"^## (.+)$", lambda m: f"## *{m.group(1)}*" if rng.random() < 0.3 else m.group(0), new, flags=re.M)
+    if new == md:
+        return False
+    write(f / "report.md", new)
+    return True
+
+
+def el_json_layout(f, rng):
+    data = load_record_json(f)
+    write(record_file(f), json.dumps(data, indent=rng.choice([None, 2, 4]), sort_keys=rng.random() < 0.5))
+    return True
+
+
+def el_precision(f, rng):
+    """A number printed with more digits than the report's default (the artifact's own value, rounded)."""
+    from pytest_mlip.reporting.claims import fmt_value
+    from pytest_mlip.provenance.store import Store
+
+    data = load_record_json(f)
+    vals = items(data, lambda x: x["k"] == "value")
+    if not vals:
+        return False
+    plain = snapshot_plain(f) if (f / "provenance.sqlite.gz").is_file() else f / "provenance.sqlite"
+    st = Store(plain, readonly=True)
+    try:
+        for x in rng.sample(vals, min(3, len(vals))):
+            v = st.get(x["artifact"]).value
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                x["text"] = fmt_value(v, rng.choice([4, 5, 6]))
+    finally:
+        st.close()
+    save_record(f, data)
+    return True
+
+
+def el_notes(f, rng):
+    """True typed notes and an allowed comment, added to the record and rendered."""
+    data = load_record_json(f)
+    notes = [{"kind": "comment", "text": rng.choice(["Looked at the curves by eye; the shape near contact is odd.",
+                                                     "Sent to the surface group for another look."])}]
+    for v in rng.sample(items(data, lambda x: x["k"] == "verdict"), 1):
+        notes.append({"kind": "verdict", "contract": v["contract"], "model": v["model"], "status": v["status"]})
+    for x in rng.sample(items(data, lambda x: x["k"] == "value"), 1):
+        notes.append({"kind": "value", "artifact": x["artifact"], "value": x["text"], "unit": x["unit"]})
+    data["notes"] = notes
+    save_record(f, data)
+    return True
+
+
+def el_recompress(f, rng):
+    plain = f / "provenance.sqlite"
+    if plain.is_file():
+        recompress(f, rng.choice([1, 5, 9]))
+    else:
+        snapshot_plain(f)
+    return True
+
+
+ESCALATION_LEGITIMATE = {
+    "esc-reflow": el_reflow, "esc-emphasis": el_emphasis, "esc-json-layout": el_json_layout,
+    "esc-precision": el_precision, "esc-notes": el_notes, "esc-recompress": el_recompress, "esc-move": l_move,
+}
+
+
 # --- the bench -----------------------------------------------------------------------------------------------------
 
 
@@ -971,14 +1372,17 @@ def run_bench(reports: list[Report], seeds, ops: dict | None = None, work: Path 
               use_root: bool = True, sample: int | None = 3, verbose: bool = False) -> list[Outcome]:
     work = Path(work or tempfile.mkdtemp(prefix="mlip-judge-bench-"))
     out = []
-    all_ops = [(n, fn, True) for n, fn in FABRICATIONS.items()] + [(n, fn, False) for n, fn in LEGITIMATE.items()]
-    if ops:
-        all_ops = [o for o in all_ops if o[0] in ops]
+    run_ops = [(n, fn, True) for n, fn in FABRICATIONS.items()] + [(n, fn, False) for n, fn in LEGITIMATE.items()]
+    esc_ops = [(n, fn, True) for n, fn in ESCALATION_FABRICATIONS.items()] + \
+        [(n, fn, False) for n, fn in ESCALATION_LEGITIMATE.items()]
     for rep in reports:
+        all_ops = run_ops if (rep.folder / "report.json").is_file() else esc_ops
+        if ops:
+            all_ops = [o for o in all_ops if o[0] in ops]
         for seed in seeds:
             for name, fn, fab in all_ops:
                 rng = random.Random(f"{seed}:{rep.name}:{name}")
-                d = work / f"{rep.name}-{name}-{seed}" / "rep"
+                d = work / f"{rep.name.replace('/', '-')}-{name}-{seed}" / "rep"
                 if d.parent.exists():
                     shutil.rmtree(d.parent)
                 d.parent.mkdir(parents=True)
@@ -1018,6 +1422,9 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=2, help="seeds per report and operator (default 2)")
     ap.add_argument("--runs", default="emt,lj,mutant", help="fresh runs to report on (comma-separated)")
     ap.add_argument("--example", action="store_true", help="also the committed example report")
+    ap.add_argument("--agent-runs", default="tm-wall", help="detective runs whose escalation reports and index are "
+                                                           "judged (comma-separated; '' for none)")
+    ap.add_argument("--agent-example", action="store_true", help="also the committed detective example")
     ap.add_argument("--no-root", action="store_true", help="judge without the root hash (what a store forgery gets "
                                                           "past when no CI log kept it)")
     ap.add_argument("--work", default=None, help="work folder; reports built there earlier are reused")
@@ -1031,6 +1438,10 @@ def main(argv=None):
         ex = example_report()
         if ex:
             reports.append(ex)
+    for n in (x for x in args.agent_runs.split(",") if x):
+        reports += make_agent_reports(n, AGENT_RUNS[n], work / "runs")
+    if args.agent_example:
+        reports += agent_example_reports()
     t1 = time.time()
     seeds = list({"dev": DEV, "held-out": HELD_OUT, "held-out-2": HELD_OUT_2}[args.split][:args.seeds])
     outcomes = run_bench(reports, seeds, work=work / "variants", use_root=not args.no_root, verbose=True)

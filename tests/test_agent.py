@@ -81,6 +81,55 @@ def test_escalation_report_has_seven_sections_and_the_judge_verifies_every_numbe
     assert "| reference outcome | verdict |" in text and "refuted" in text
 
 
+def test_escalation_report_is_a_record_the_judge_evaluates(tm_run, tmp_path):
+    """report.md is rendered from escalation.json; a changed claim in the record, re-rendered, is refused; notes are
+    added through `pytest-mlip render` and evaluated like a run report's."""
+    import shutil
+
+    from pytest_mlip.agent.record import load_record
+    from pytest_mlip.agent.render import render_markdown
+    from pytest_mlip.cli import main
+    from pytest_mlip.reporting.judge import judge_file
+
+    src = next((tm_run / "out" / "escalations").iterdir())
+    folder = tmp_path / "esc"
+    shutil.copytree(src, folder)
+    record = json.loads((folder / "escalation.json").read_text())
+    assert (folder / "report.md").read_text() == render_markdown(load_record(json.dumps(record)))
+
+    def judged(data):
+        (folder / "escalation.json").write_text(json.dumps(data))
+        (folder / "report.md").write_text(render_markdown(load_record(json.dumps(data))))
+        return judge_file(folder, sample=0)
+
+    def first(data, kind):
+        return next(it for b in data["blocks"] for it in b.get("items", []) if it["k"] == kind)
+
+    forged = json.loads(json.dumps(record))
+    first(forged, "decision").update(verdict="reject", type="none")
+    r = judged(forged)
+    assert not r.ok and {f.where for f in r.failed} >= {"record"}
+    forged = json.loads(json.dumps(record))
+    v = first(forged, "verdict")
+    v["status"] = "pass" if v["status"] != "pass" else "fail"
+    assert not judged(forged).ok
+    verdict = first(record, "verdict")
+    noted = json.loads(json.dumps(record))
+    noted["notes"] = [{"kind": "verdict", "contract": verdict["contract"], "model": verdict["model"],
+                       "status": verdict["status"]},
+                      {"kind": "comment", "text": "Sent to the surface group for another look."}]
+    (folder / "escalation.json").write_text(json.dumps(noted))
+    assert main(["render", str(folder)]) == 0
+    assert "Unverified commentary" in (folder / "report.md").read_text()
+    r = judge_file(folder, sample=0)
+    assert r.ok, "\n".join(f.line() for f in r.failed)
+    noted["notes"] = [{"kind": "comment", "text": "The wall obeys the law."}]
+    (folder / "escalation.json").write_text(json.dumps(noted))
+    assert main(["render", str(folder)]) == 2
+    r = judged(noted)
+    assert [f.where for f in r.failed] == ["notes[0]"]
+
+
 def test_written_protocol_fails_on_the_mutant_and_passes_on_the_clean_model(tm_run):
     from pytest_mlip.contracts.files import parse_contracts
     from pytest_mlip.testing import run_contract

@@ -96,7 +96,7 @@ def test_report_of_the_llm_run_passes_the_judge(replayed):
     report = summary.escalations[0].report_dir / "report.md"
     text = report.read_text()
     assert "[e:" not in text  # the planner's handles were resolved to artifact ids
-    assert "planner anthropic" in text
+    assert "planner `anthropic`" in text
     result = judge_file(report)
     assert result.ok, "\n".join(f.line() for f in result.failed)
 

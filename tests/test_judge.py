@@ -10,7 +10,9 @@ from pytest_mlip.cli import main
 from pytest_mlip.provenance.store import Store
 from pytest_mlip.reporting.claims import fmt_value, number_mismatch
 
-HEADER = "# pytest-mlip report: `x`\n\n- run: `r1`\n- code version: `v1`\n- provenance store: `{store}`\n"
+RECORD = ('{"format": "pytest-mlip-agent-report", "version": 1, "kind": "index", "run": {"id": "r1", '
+          '"code_version": "v1", "store": "provenance.sqlite"}, "blocks": [{"t": "p", "items": '
+          '[{"k": "phrase", "id": "sec.type"}]}]}')
 
 
 def one_error(capsys) -> str:
@@ -29,23 +31,24 @@ def test_report_that_does_not_parse(tmp_path, capsys):
     assert "not a pytest-mlip report" in one_error(capsys)
 
 
-def test_markdown_without_a_run_header(tmp_path, capsys):
+def test_markdown_without_its_source(tmp_path, capsys):
+    """A report is judged from its source (report.json, or a detective record): free Markdown alone is refused."""
     bad = tmp_path / "report.md"
     bad.write_text("# Some notes\n\nThe drop is 3 eV.\n")
     assert main(["judge", str(bad)]) == 2
-    assert "no pytest-mlip run header" in one_error(capsys)
-    bad.write_bytes(b"\xff\xfe\x00binary")
-    assert main(["judge", str(bad)]) == 2
-    assert "not UTF-8" in one_error(capsys)
+    assert "not a report this tool generates" in one_error(capsys)
 
 
 def test_missing_report_and_missing_store(tmp_path, capsys):
     assert main(["judge", str(tmp_path / "nope.md")]) == 2
     assert "does not exist" in one_error(capsys)
-    md = tmp_path / "report.md"
-    md.write_text(HEADER.format(store=tmp_path / "gone.sqlite"))
-    assert main(["judge", str(md)]) == 2
+    (tmp_path / "detective.json").write_text(RECORD)
+    (tmp_path / "report.md").write_text("x\n")
+    assert main(["judge", str(tmp_path / "report.md")]) == 2
     assert "--store PATH" in one_error(capsys)
+    (tmp_path / "detective.json").write_text(RECORD[:40])
+    assert main(["judge", str(tmp_path)]) == 2
+    assert "not valid JSON" in one_error(capsys)
 
 
 def test_store_from_an_incompatible_version(tmp_path, capsys):
@@ -55,18 +58,16 @@ def test_store_from_an_incompatible_version(tmp_path, capsys):
     db.execute("UPDATE meta SET value='7' WHERE key='schema_version'")
     db.commit()
     db.close()
-    md = tmp_path / "report.md"
-    md.write_text(HEADER.format(store=path))
-    assert main(["judge", str(md), "--store", str(path)]) == 2
+    (tmp_path / "detective.json").write_text(RECORD)
+    assert main(["judge", str(tmp_path / "detective.json"), "--store", str(path)]) == 2
     assert "schema version 7" in one_error(capsys)
 
 
 def test_unknown_run_is_a_one_line_error(tmp_path, capsys):
     path = tmp_path / "s.sqlite"
     Store(path).close()
-    md = tmp_path / "report.md"
-    md.write_text(HEADER.format(store=path))
-    assert main(["judge", str(md), "--store", str(path)]) == 2
+    (tmp_path / "detective.json").write_text(RECORD)
+    assert main(["judge", str(tmp_path / "detective.json"), "--store", str(path)]) == 2
     assert "run 'r1' is not in the provenance store" in one_error(capsys)
 
 

@@ -211,3 +211,17 @@ def test_replay_refuses_a_configuration_not_in_the_store():
     ev = ReplayEvaluator(load("emt"))
     with pytest.raises(NotInStore):
         ev.evaluate(molecule("H2O"))
+
+
+def test_escalation_operator_bench(tmp_path):
+    """The detective's reports judged from their records: every escalation operator's fabrication is refused and
+    every legitimate rewrite approved, on a fresh offline run on a planted defect (one development seed)."""
+    B = bench_module()
+    reports = B.make_agent_reports("tm-wall", B.AGENT_RUNS["tm-wall"], tmp_path / "runs")
+    assert len(reports) >= 2
+    outcomes = B.run_bench(reports, [1000], work=tmp_path / "variants", sample=0)
+    ops = set(B.ESCALATION_FABRICATIONS) | set(B.ESCALATION_LEGITIMATE)
+    missing = ops - {o.op for o in outcomes}
+    assert len(missing) <= 2, missing  # (an operator may find nothing to do on one seed)
+    wrong = [o for o in outcomes if o.fabricated == o.approved]
+    assert not wrong, B.summary(outcomes)

@@ -91,10 +91,6 @@ ENGINE_FILES = sorted(
     + [PKG / "plugin.py", PKG / "laws" / "base.py", PKG / "laws" / "law.py", ROOT / "benchmarks" / "calibrate_noise.py"])
 #: (file, law) pairs still naming a law, each with the reason it is still there
 NOT_YET_MOVED = {
-    ("agent/report.py", "repulsive_wall"): "escalation-report text per law (owned by the judge work this round)",
-    ("agent/report.py", "symmetry"): "escalation-report text per law (owned by the judge work this round)",
-    ("agent/report.py", "dissociation"): "escalation-report text per law (owned by the judge work this round)",
-    ("agent/report.py", "stress_strain"): "escalation-report text per law (owned by the judge work this round)",
     ("agent/chemistry.py", "symmetry"): "ASE's reference_states key (a crystal structure), not the law",
 }
 

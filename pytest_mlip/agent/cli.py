@@ -109,4 +109,6 @@ def run(args) -> int:
     for f in summary.files:
         print(f"  wrote {f}")
     print(f"  report: {det.out / 'report.md'}")
+    if getattr(summary, "root", None):
+        print(f"mlip root: {summary.root}")
     return 0

@@ -88,6 +88,8 @@ class RunSummary:
     seconds: float = 0.0
     evidence_source: str = ""
     tokens: dict = field(default_factory=dict)
+    #: the run's root hash (printed as 'mlip root: ...'; pytest-mlip judge --root compares it)
+    root: str | None = None
     stopped: str = ""
 
 
@@ -157,7 +159,7 @@ class Detective:
             summary.evaluations = self._calls() - calls0
             summary.seconds = time.perf_counter() - t0
             summary.tokens = self.planner.usage.model_dump()
-            from .report import write_run_outputs
+            from .outputs import write_run_outputs
 
             write_run_outputs(self, desk, summary)
             memory.append("run", {"event": "finish", "evaluations": summary.evaluations,
@@ -279,7 +281,8 @@ class Detective:
             memory.append("status", {"hypothesis": h.id, "status": status, "reasons": verdict.reasons}, run=run_id)
             h = h.model_copy(update={"status": status, "reasons": verdict.reasons})
             self.log(f"  verdict {verdict.verdict}: {'; '.join(verdict.reasons)[:300]}")
-            summary.hypotheses.append({"hypothesis": h, "prereg": prereg, "reports": reports, "verdict": verdict})
+            summary.hypotheses.append({"hypothesis": h, "prereg": prereg, "reports": reports, "verdict": verdict,
+                                       "budget_spent": spent})
             if verdict.verdict == "escalate":
                 esc = Escalation(h, prereg, reports, verdict)
                 esc.files = self._write_protocols(desk, memory, run_id, esc)

@@ -131,3 +131,63 @@ def allowed(planner_verdict: str, rule: AgentVerdict) -> str | None:
         return ("escalation refused: against the pre-registration the evidence gives "
                 f"{rule.verdict} ({'; '.join(rule.reasons) or 'no reason'})")
     return None
+
+
+def held_by_prediction(checks) -> dict[str, str]:
+    """Whether each prediction held, as the report's table prints it: ``no`` when any of its checks failed, ``yes``
+    when one held and none failed, ``n/a`` when none was definite."""
+    held: dict[str, str] = {}
+    for chk in checks:
+        if chk.held is None:
+            held.setdefault(chk.name, "n/a")
+        elif chk.held is False or held.get(chk.name) == "no":
+            held[chk.name] = "no"
+        else:
+            held[chk.name] = "yes"
+    return held
+
+
+def decision_inputs(h, prereg, reports, budget_spent: bool = False) -> tuple[dict, list[str]]:
+    """What the decision is computed from, as data (the decision artifact's params), and the verdict artifacts it
+    reads (its parents)."""
+    preds = [{"name": p.name, "kind": p.kind, "target": p.target, "committee": p.committee,
+              "excess_decades": p.excess_decades} for p in prereg.predictions]
+    probes, parents = {}, []
+    for name, r in reports.items():
+        outs = []
+        for o in r.outcomes:
+            vid = o.artifacts.get("verdict")
+            outs.append({"model": o.model, "role": o.role, "verdict": vid, "status": o.status})
+            if vid:
+                parents.append(vid)
+        sig = {k: r.signals.get(k) for k in ("exact_violation", "disagreement")}
+        parents += [a for a in r.signal_artifacts.values() if a]
+        probes[name] = {"kind": r.kind, "outcomes": outs, "signals": sig,
+                        "signal_artifacts": dict(r.signal_artifacts), "protocol_suspect": r.protocol_suspect}
+    params = {"hypothesis": h.id, "basis": h.basis, "predictions": preds, "probes": probes,
+              "budget_spent": budget_spent, "rule": "pytest_mlip.agent.judgement.render"}
+    return params, list(dict.fromkeys(parents))
+
+
+def decide(params: dict, statuses: dict[str, str]) -> dict:
+    """The decision from its recorded inputs, with each verdict's status read from its artifact (``statuses``:
+    verdict id -> status): {verdict, type, held}. The judge recomputes a decision artifact with it."""
+    from .schema import ModelOutcome, Prediction, ProbeReport
+
+    h = Hypothesis.model_construct(id=params["hypothesis"], basis=params["basis"])
+    prereg = Preregistration.model_construct(
+        hypothesis=params["hypothesis"],
+        predictions=[Prediction.model_construct(protocol={}, rationale="", extra_models=[], **p)
+                     for p in params["predictions"]])
+    reports = {}
+    for name, r in params["probes"].items():
+        outs = [ModelOutcome.model_construct(model=o["model"], role=o["role"],
+                                             status=statuses.get(o["verdict"], o["status"]) if o["verdict"] else
+                                             o["status"], reason="", probes={}, artifacts={})
+                for o in r["outcomes"]]
+        reports[name] = ProbeReport.model_construct(hypothesis=params["hypothesis"], name=name, kind=r["kind"],
+                                                    check="", outcomes=outs, signals=r["signals"],
+                                                    signal_artifacts=r["signal_artifacts"],
+                                                    protocol_suspect=r["protocol_suspect"])
+    v = render(h, prereg, reports, budget_spent=params.get("budget_spent", False))
+    return {"verdict": v.verdict, "type": v.type, "held": held_by_prediction(v.checks)}

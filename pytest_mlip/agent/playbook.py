@@ -13,7 +13,10 @@ A law opts in to the detective with ``playbook.py`` in its folder
 - its pre-registered predictions (``predictions``): scope (neighbouring units of the failing class, predicted to
   fail), control (neighbours of the units that obeyed, predicted to pass), mechanism (one factor varied) and
   impact (the application-like setting), each a protocol table (data) the detective validates before it runs;
-- its decision-table text (``decision``): what each outcome of the pre-registered predictions means for the law.
+- its decision-table text (``decision``): what each outcome of the pre-registered predictions means for the law;
+- its escalation-report text (``escalation_report``, optional): a :class:`~.lawreport.LawReport` subclass (in
+  ``laws/<law>/report.py``) with the law's impact lines, domain boundary, figure and phrases; a law that names none
+  gets the generic :class:`~.lawreport.LawReport` (raw violations of the worst probes, a bar figure).
 
 The planner names no law: it asks :func:`playbook_for` and calls these.
 """
@@ -77,6 +80,8 @@ class Playbook:
     #: started with; the others keep a default run as cheap as it was: they are widened from evidence given, a
     #: report or a store, or when named with --contracts)
     default_evidence: ClassVar[bool] = False
+    #: the law's escalation-report text (None: the generic :class:`~.lawreport.LawReport`)
+    escalation_report: ClassVar[type | None] = None
 
     # --- what a law states ---------------------------------------------------------------------------------------
     @staticmethod

@@ -14,10 +14,13 @@ def add_parser(subparsers):
                     "derived values recomputed from their parents, stored configurations), a random sample of the "
                     "model calls is re-run, report.json must equal the report the store gives (its notes aside, "
                     "each of which is evaluated on the artifacts it cites), and report.md / report.html must equal "
-                    "their rendering from report.json (whitespace aside). Exit status 1 when any check fails, 2 on "
-                    "unusable input. Reports without a report.json beside them (the detective's escalation reports) "
-                    "are judged claim by claim.")
-    p.add_argument("report", help="a report folder, or its report.json, report.md or report.html")
+                    "their rendering from report.json (whitespace aside). The detective's reports are judged from their "
+                    "records (escalation.json, detective.json): the record must be the one the run sealed, every "
+                    "typed claim in it is evaluated on the store (numbers, units, verdicts, the decision recomputed "
+                    "by the fixed rules) and report.md must equal its rendering. Exit status 1 when any check "
+                    "fails, 2 on unusable input.")
+    p.add_argument("report", help="a report folder, or its report.json, report.md or report.html (a detective "
+                                  "report: its folder, report.md or record)")
     p.add_argument("--store", default=None, metavar="PATH",
                    help="provenance store to judge against when no snapshot lies next to the report "
                         "(two stores for one report are an error)")
@@ -33,7 +36,8 @@ def add_parser(subparsers):
     p.add_argument("-q", "--quiet", action="store_true", help="print only the failed checks and the summary")
     p.set_defaults(func=run)
     r = subparsers.add_parser(
-        "render", help="re-render report.md and report.html from a report folder's report.json (after adding notes)",
+        "render", help="re-render report.md and report.html from a report folder's report.json, or a detective "
+                       "report's report.md from its record (after adding notes)",
         description="Validate the notes of DIR/report.json and write report.md and report.html from it with the "
                     "fixed renderer. Figures are redrawn from report.json.")
     r.add_argument("folder", help="the report folder")
@@ -69,8 +73,16 @@ def run(args) -> int:
 
 
 def render(args) -> int:
+    from .judge_agent import record_path
     from .report import rerender
 
-    for path in rerender(args.folder):
+    folder = Path(args.folder)
+    if not (folder / "report.json").is_file() and record_path(folder) is not None:
+        from ..agent.render import rerender_record
+
+        paths = rerender_record(folder)
+    else:
+        paths = rerender(args.folder)
+    for path in paths:
         print(f"render: wrote {path}")
     return 0

@@ -420,7 +420,10 @@ def unit_of(a) -> str:
     return ""
 
 
-def _note_problems(n, judge: Judge, verdicts, names) -> list[str]:
+def _note_problems(n, judge: Judge, verdicts, names, unit=None) -> list[str]:
+    """Why a note does not hold (empty: it holds); ``unit(artifact)`` names an artifact's unit (default
+    :func:`unit_of`)."""
+    unit = unit or unit_of
     if n.kind == "comment":
         return [f"comment: {p}" for p in comment_problems(n.text, names)]
     if n.kind == "value":
@@ -433,8 +436,8 @@ def _note_problems(n, judge: Judge, verdicts, names) -> list[str]:
         m = number_mismatch(n.value, a.value)
         if m:
             out.append(m)
-        if n.unit != unit_of(a):
-            out.append(f"unit {n.unit!r}, the artifact's unit is {unit_of(a)!r}")
+        if n.unit != unit(a):
+            out.append(f"unit {n.unit!r}, the artifact's unit is {unit(a)!r}")
         return out
     if n.kind == "comparison":
         a, err = _cited(judge, n.a)
@@ -447,12 +450,12 @@ def _note_problems(n, judge: Judge, verdicts, names) -> list[str]:
             b, err = _cited(judge, n.b)
             if err:
                 return [err]
-            if unit_of(a) != unit_of(b):
-                return [f"compares {unit_of(a)!r} with {unit_of(b)!r}"]
+            if unit(a) != unit(b):
+                return [f"compares {unit(a)!r} with {unit(b)!r}"]
             y = _num(b.value)
         else:
-            if n.unit != unit_of(a):
-                return [f"unit {n.unit!r}, the artifact's unit is {unit_of(a)!r}"]
+            if n.unit != unit(a):
+                return [f"unit {n.unit!r}, the artifact's unit is {unit(a)!r}"]
             try:
                 y = float(n.b_value)
             except ValueError:
@@ -500,7 +503,7 @@ def _num(x):
 
 # --- 6. rendered files ---------------------------------------------------------------------------------------------
 
-def compare_rendered(given: str, want: str, name: str, markdown: bool) -> Finding:
+def compare_rendered(given: str, want: str, name: str, markdown: bool, source: str = "report.json") -> Finding:
     """The given file against the rendering, parsed (CommonMark or HTML) and compared structure by structure."""
     from .structure import first_difference, hidden_text, html_events, markdown_events
 
@@ -508,14 +511,14 @@ def compare_rendered(given: str, want: str, name: str, markdown: bool) -> Findin
     diff = first_difference(events(given), events(want))
     hidden = hidden_text(given, want) if markdown and diff is None else None
     if hidden is not None:
-        return Finding(False, name, "holds letters or digits its rendering from report.json does not (text the "
+        return Finding(False, name, f"holds letters or digits its rendering from {source} does not (text the "
                                     "Markdown parser drops, e.g. a cell past the table's columns)",
                        [f"the file's letters and digits differ near {hidden!r}"])
     if diff is None:
-        return Finding(True, name, "equals its rendering from report.json (same structure and content; whitespace "
+        return Finding(True, name, f"equals its rendering from {source} (same structure and content; whitespace "
                                    + ("and emphasis " if markdown else "") + "aside)")
     i, g, w = diff
-    return Finding(False, name, f"differs from its rendering from report.json (parsed element {i})",
+    return Finding(False, name, f"differs from its rendering from {source} (parsed element {i})",
                    [f"the file has {g!r}, the renderer writes {w!r}"])
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from ...agent.playbook import MECHANISM_UNITS, SCOPE_UNITS, Playbook
 from ...agent.protocols import spec_label
+from .report import DissociationReport
 
 
 class DissociationPlaybook(Playbook):
+    escalation_report = DissociationReport
     check = "dissociation"
     default_evidence = True
     unit_fields = ("pairs",)

@@ -6,11 +6,13 @@ import numpy as np
 
 from ...agent.chemistry import element_class, facet_for, same_class_neighbours
 from ...agent.playbook import MECHANISM_UNITS, SCOPE_UNITS, Playbook
+from .report import WallReport
 
 WALL_MECHANISM_UNITS = 2  # a refined wall scan is long: two pairs settle a discretisation artefact
 
 
 class RepulsiveWallPlaybook(Playbook):
+    escalation_report = WallReport
     check = "repulsive_wall"
     default_evidence = True
     unit_fields = ("pairs", "surfaces")

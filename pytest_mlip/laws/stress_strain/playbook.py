@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from ...agent.playbook import MECHANISM_UNITS, SCOPE_UNITS, Playbook
+from .report import StressReport
 
 
 class StressStrainPlaybook(Playbook):
+    escalation_report = StressReport
     check = "stress_strain"
     default_evidence = True
     bounds = {"strain_step": (1e-4, 1e-2)}

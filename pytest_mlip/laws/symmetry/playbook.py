@@ -6,9 +6,11 @@ import numpy as np
 
 from ...agent.playbook import MECHANISM_UNITS, SCOPE_UNITS, Playbook, _same_unit
 from ...agent.validator import MAX_SAMPLES
+from .report import SymmetryReport
 
 
 class SymmetryPlaybook(Playbook):
+    escalation_report = SymmetryReport
     check = "symmetry"
     default_evidence = True
     bounds = {"samples": (1, MAX_SAMPLES)}

@@ -1,0 +1,165 @@
+"""A detective run's outputs: escalation folders, the index report, run.json and the provenance snapshots.
+
+Every report is a record (:mod:`.record`) rendered to report.md; the run
+artifact seals each record (its SHA-256, the printed digits aside) and cites
+every artifact the records cite, with a decision artifact per hypothesis that
+the judge recomputes from the probe verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .escalation import EscalationWriter, Items, rewrite_citations
+from .planner import slugify
+from .record import (FORMAT, INDEX_FILE, VERSION, ESCALATION_FILE, Decision, Line, Record, Run, Text, dump_record,
+                     seal)
+from .render import render_markdown
+
+
+def decision_artifact(ledger, x: dict) -> str:
+    """The decision of one hypothesis as an artifact: its verdict, type and per-prediction outcome, citing the
+    verdicts it was computed from; its params are the inputs the judge recomputes it from."""
+    from .judgement import decision_inputs, held_by_prediction
+
+    h, v = x["hypothesis"], x["verdict"]
+    prereg = x.get("prereg")
+    if prereg is not None:
+        params, parents = decision_inputs(h, prereg, x.get("reports") or {}, x.get("budget_spent", False))
+    else:
+        params = {"hypothesis": h.id, "basis": h.basis, "predictions": [], "probes": {}, "budget_spent": False,
+                  "rule": "pytest_mlip.agent.judgement.render", "unregistered": True}
+        parents = []
+    parents += [o.artifact for o in h.origin if o.artifact]
+    value = {"verdict": v.verdict, "type": v.type, "held": held_by_prediction(v.checks)}
+    return ledger.derive("decision", value, parents or [h.origin[0].artifact], params=params,
+                         reason="the hypothesis' decision by the fixed rules of pytest_mlip.agent.judgement against "
+                                "its pre-registration (a planner may reject what the rules escalate, never the "
+                                "reverse)")
+
+
+def write_run_outputs(det, desk, summary) -> None:
+    """Escalation reports, the run artifact and snapshots, the index report and run.json."""
+    led = desk.ledger
+    decisions = {x["hypothesis"].id: decision_artifact(led, x) for x in summary.hypotheses}
+    writers = []
+    for esc in summary.escalations:
+        folder = det.out / "escalations" / slugify(f"{esc.hypothesis.id}-{esc.hypothesis.contract}")
+        esc.report_dir = folder
+        w = EscalationWriter(det, desk, esc, folder, decisions[esc.hypothesis.id])
+        protocol_file = None
+        for f in esc.files:
+            if Path(f).parent == det.out / "generated_tests":
+                protocol_file = Path(f).name
+        folder.mkdir(parents=True, exist_ok=True)
+        if protocol_file:
+            (folder / protocol_file).write_text((det.out / "generated_tests" / protocol_file).read_text())
+        writers.append((w, w.record(protocol_file)))
+    index = index_record(det, desk, summary, decisions)
+    required = [r for w, _ in writers for r in w.required if r]
+    shown = {f"f{i}": _rel(f, det.out) for i, f in enumerate(summary.files)}
+    by_hypothesis = {w.h.id: [r for r in w.required if r] for w, _ in writers}
+    seals = {"index": seal(index), **{w.h.id: seal(rec) for w, rec in writers}}
+    led.finish(required, texts={"agent": {"memory": str(det.memory_path.name),
+                                         "evidence": summary.evidence_source}, "files": shown, "records": seals},
+               required_by_hypothesis=by_hypothesis)
+    from ..provenance.recorder import root_hash
+
+    summary.root = root_hash(led.store, led.run_id)
+    for w, rec in writers:
+        (w.folder / ESCALATION_FILE).write_text(dump_record(rec))
+        (w.folder / "report.md").write_text(render_markdown(rec))
+        led.snapshot(w.folder / "provenance.sqlite")
+        summary.files.append(str(w.folder / "report.md"))
+    text = render_markdown(index)
+    (det.out / INDEX_FILE).write_text(dump_record(index))
+    (det.out / "report.md").write_text(text)
+    run = {"run": led.run_id, "code_version": led.code_version, "target": det.target, "committee": det.committee,
+           "planner": summary.planner, "evidence": summary.evidence_source, "stopped": summary.stopped,
+           "wall_seconds": round(summary.seconds, 2), "model_evaluations": summary.evaluations,
+           "tokens": summary.tokens, "files": summary.files,
+           "hypotheses": [{"id": x["hypothesis"].id, "key": x["hypothesis"].key,
+                           "statement": x["hypothesis"].statement, "verdict": x["verdict"].verdict,
+                           "type": x["verdict"].type, "reasons": x["verdict"].reasons,
+                           "predictions": [ch.model_dump() for ch in x["verdict"].checks],
+                           "probes": {n: {"kind": r.kind, "seconds": round(r.seconds, 2),
+                                          "evaluations": r.evaluations,
+                                          "outcomes": {o.model: {"status": o.status,
+                                                                 "max_normalized": o.max_normalized,
+                                                                 "worst_probe": o.worst_probe}
+                                                       for o in r.outcomes}}
+                                      for n, r in x["reports"].items()}}
+                          for x in summary.hypotheses]}
+    text_json = json.dumps(run, indent=1) + "\n"
+    (det.out / "run.json").write_text(text_json)
+    (det.out / "runs").mkdir(exist_ok=True)
+    (det.out / "runs" / f"{led.run_id}.json").write_text(text_json)
+    (det.out / "runs" / f"{led.run_id}.md").write_text(text)
+
+
+def index_record(det, desk, summary, decisions: dict) -> Record:
+    """The run's index report: the hypotheses with their decisions and probes, the escalation reports, the files."""
+    led = desk.ledger
+    it = Items(led, "")
+    P, N = it.P, it.N
+    blocks = []
+
+    def line(t, items):
+        blocks.append(Line(t=t, items=items))
+
+    def text(s):
+        return Text(k="text", text=rewrite_citations(s, led))
+
+    line("h1", [P("title.index"), N("model", desk.target_name)])
+    line("li", [P("h.run"), N("run", led.run_id)])
+    line("li", [P("h.code"), N("code_version", led.code_version)])
+    line("li", [P("h.store"), N("store", "provenance.sqlite")])
+    line("li", [P("h.planner_index"), N("planner", summary.planner), P("h.committee")]
+         + it.join([N("model", m) for m in det.committee]))
+    line("li", [P("h.evidence"), N("evidence", summary.evidence_source)])
+    line("li", [P("h.memory"), N("file", det.memory_path.name), P("h.append_only")])
+    line("li", [P("h.stopped"), text(summary.stopped)])
+    line("li", [P("h.costs"), N("code", "run.json")])
+    line("h2", [P("sec.hypotheses")])
+    for x in summary.hypotheses:
+        h, v = x["hypothesis"], x["verdict"]
+        line("h3", [N("hypothesis", h.id), P("colon"),
+                    Decision(k="decision", artifact=decisions[h.id], hypothesis=h.id, verdict=v.verdict, type=v.type)])
+        led.cite(decisions[h.id])
+        line("p", [P("key"), N("key", h.key), P("period")])
+        line("p", [text(h.statement)])
+        for o in h.origin[:1]:
+            if o.artifact:
+                line("p", [P("started"), N("contract", o.contract), P("on"), N("model", o.model), P("colon"),
+                           it.value(o.artifact), P("period")])
+        for reason in v.reasons:
+            line("li", [text(reason)])
+        for name, r in x["reports"].items():
+            t = r.target
+            if not t.artifacts.get("verdict"):
+                continue
+            items = [P("x.probe"), N("protocol", name), P("open"), P(f"kind.{r.kind}"), P("close"), P("on"),
+                     N("model", t.model), P("colon"), it.verdict(t.artifacts["verdict"], "verdict")]
+            if t.artifacts.get("max_normalized"):
+                items += [P("comma"), it.value(t.artifacts["max_normalized"])]
+            line("li", items)
+    if summary.escalations:
+        line("h2", [P("sec.escalations")])
+        for e in summary.escalations:
+            rel = e.report_dir.relative_to(det.out) if e.report_dir else "?"
+            line("li", [N("hypothesis", e.hypothesis.id), P("x.escalation"), N("file", f"{rel}/report.md")])
+    files = [f for f in summary.files if not f.endswith("report.md")]
+    if files:
+        line("h2", [P("sec.files")])
+        for f in files:
+            line("li", [N("file", _rel(f, det.out))])
+    return Record(format=FORMAT, version=VERSION, kind="index", hypothesis=None,
+                  run=Run(id=led.run_id, code_version=led.code_version, store="provenance.sqlite"), blocks=blocks)
+
+
+def _rel(path, base) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path(base).resolve()))
+    except ValueError:
+        return str(path)
