@@ -11,7 +11,9 @@ check misses (tests/test_adversary_blind.py asserts that it passes):
 * :class:`BlindAngularHole`: the repulsive wall's angular hole (1.965 A, one
   bond direction 72 deg from z); 4 search variables, all of which matter;
 * :class:`WallDip`: an isotropic dip inside the steep wall (1.72 A, between
-  the 0.05 A grid's points, 5 mA wide); the bond direction does not matter;
+  the 0.05 A grid's points, 5 mA wide); the bond direction does not matter,
+  the coordinate scan follows the clean slope past it and the line scan of
+  pairs finds it;
 * :class:`BlindHeightBump`: a bump in the O-Cu energy at one adsorbate
   height over the surface (1.375 A, between the 0.1 A grid's points);
 * :class:`TailBump`: a spurious interaction 7.3 A out, past the declared
