@@ -47,6 +47,7 @@ DEFECTS = [
     ("tail bump: interaction 7.3 A out, past the 5 A cutoff", "dissociation-limit", f"{B}:TailBump"),
     ("wall dip: isotropic, 1.72 A, 5 mA wide, steep wall", "repulsive-wall-dimers", f"{B}:WallDip"),
     ("wall bump: spurious 0.3 eV barrier at 1.975 A, 2 mA wide", "repulsive-wall-dimers", f"{B}:WallBump"),
+    ("compression dip: pair dip at 1.9 A, 5 mA wide, on LJ", "compression-wall", f"{B}:CompressionDip"),
 ]
 
 

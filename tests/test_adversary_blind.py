@@ -38,7 +38,9 @@ def test_blind_models_offer_values_only():
 @pytest.mark.parametrize("settings, model, budget", [
     (WALL, f"{B}:BlindAngularHole", 300),  # 4 coordinates, all of which matter
     (TAIL, f"{B}:TailBump", 200),  # an interaction 7.3 A out, past the declared 5 A cutoff
-], ids=["angular-hole", "tail-bump"])
+    (C["compression-wall"].model_copy(update={"crystals": C["compression-wall"].crystals[2:3]}),
+     f"{B}:CompressionDip", 150),  # a pair dip every compressed crystal crosses at one scale
+], ids=["angular-hole", "tail-bump", "compression-dip"])
 def test_ascent_finds_narrow_defects_in_a_values_only_model(settings, model, budget):
     assert run_contract(settings, model).status == "pass"  # the sampled check misses it
     r = run_adversary(settings, evaluator_for(model), SearchOptions(budget=budget))
