@@ -102,6 +102,39 @@ def expected_random_pair(name: str, model: str, samples: int = 400_000, seed: in
     return (2.0 * samples / hits if hits else math.inf), hits, samples
 
 
+def expected_random_tail(name: str, model: str, samples: int = 20_000, seed: int = 0):
+    """Random search's exact expectation on the tail bump (tests/mutants/blind.py:TailBump, a pair Lorentzian past
+    the cutoff): points drawn as the random search draws them; v = max(|dE|, max |dF|) / tau from the bump's
+    closed form over every A-B pair (the clean Morse adds nothing beyond its cutoff); 3 evaluations per point."""
+    import importlib
+
+    import numpy as np
+
+    from pytest_mlip.adversary.objectives import objective_for
+    from pytest_mlip.adversary.problem import tensor
+    from pytest_mlip.evaluation import evaluator_for
+    from pytest_mlip.testing import builtin_contracts
+
+    settings = builtin_contracts()[name]
+    problems, _ = objective_for(settings.check).problems(settings, evaluator_for(model))
+    cls = getattr(importlib.import_module(model.split(":")[0]), model.split(":")[1])
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(samples):
+        p = problems[int(rng.integers(len(problems)))]
+        a, b = (t.numpy() for t in p.placed_b(tensor(p.sample(rng))))
+        d = b[None, :, :] - a[:, None, :]
+        r = np.linalg.norm(d, axis=-1)
+        x = (r - cls.r_c) / cls.w
+        lor = 1.0 / (1.0 + x * x)
+        de = cls.amplitude * (-2.0 * x / cls.w) * lor * lor  # dE/dr of each A-B pair
+        fa = (de / r)[:, :, None] * d  # force on A from each pair (dE/dr_a = -de d/r)
+        v = max(abs(cls.amplitude * lor.sum()) / settings.tolerance["energy"],
+                max(np.abs(fa.sum(axis=1)).max(), np.abs(fa.sum(axis=0)).max()) / settings.tolerance["forces"])
+        hits += v > 1.0
+    return (3.0 * samples / hits if hits else math.inf), hits, samples
+
+
 def fmt(v) -> str:
     return "-" if v is None else (f"{v:.3g}" if isinstance(v, float) else str(v))
 
@@ -165,6 +198,12 @@ def main(argv=None):
         med = statistics.median(ratios) if len(ratios) == args.seeds else None
         summary.append((label, wins, med, sum(1 for x in out if x["defect"] == label and x["ascent"]["first"]
                                                is not None and x["random"]["first"] is None)))
+        if model.endswith(":TailBump"):
+            expected, hits, samples = expected_random_tail(name, model)
+            firsts = [x["ascent"]["first"] for x in out if x["defect"] == label and x["ascent"]["first"] is not None]
+            print(f"{'':60s} (random, exact expectation: {expected:.3g} evaluations, {hits} of {samples} points of Z "
+                  f"exceed; / median ascent: {expected / max(statistics.median(firsts), 1):.3g}x)" if firsts else "",
+                  flush=True)
         if model.endswith((":BlindAngularHole", ":BlindHeightBump", ":WallDip", ":WallBump")):
             from benchmarks.adversary_benchmark import expected_random_evaluations
 
