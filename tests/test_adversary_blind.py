@@ -38,7 +38,9 @@ def test_blind_models_offer_values_only():
 @pytest.mark.parametrize("settings, model, budget", [
     (WALL, f"{B}:BlindAngularHole", 300),  # 4 coordinates, all of which matter
     (TAIL, f"{B}:TailBump", 200),  # an interaction 7.3 A out, past the declared 5 A cutoff
-], ids=["angular-hole", "tail-bump"])
+    (C["compression-wall"].model_copy(update={"crystals": C["compression-wall"].crystals[2:3]}),
+     f"{B}:CompressionDip", 150),  # a pair dip every compressed crystal crosses at one scale
+], ids=["angular-hole", "tail-bump", "compression-dip"])
 def test_ascent_finds_narrow_defects_in_a_values_only_model(settings, model, budget):
     assert run_contract(settings, model).status == "pass"  # the sampled check misses it
     r = run_adversary(settings, evaluator_for(model), SearchOptions(budget=budget))
@@ -74,9 +76,29 @@ def test_scans_count_against_the_budget_and_stay_in_z():
     assert search.scans > 0 and search.spent <= 97 and seen and all(s is None for s in seen)
 
 
-def test_deep_wall_dip_is_reported_not_invented():
-    """The isotropic dip deep in the steep wall (benchmark: a stated limit) is not claimed when not found."""
-    r = run_adversary(WALL, evaluator_for(f"{B}:WallDip"), SearchOptions(budget=60))
-    assert r.status in ("clean", "violation")
-    if r.status == "violation":
-        assert 1.70 < r.parameters["r_in"] < 1.74
+def test_deep_wall_dip_is_found_by_the_line_scan_of_pairs():
+    """The isotropic dip 5 mA wide deep in the steep wall: the coordinate scan follows the clean slope past it,
+    the line scan of pairs meets it once its spacing reaches the dip's width (before it: no seed found it in 600
+    evaluations); a smaller budget reports it clean, never somewhere else."""
+    settings = WALL.model_copy(update={"pairs": [("C", "C")]})
+    assert run_contract(settings, f"{B}:WallDip").status == "pass"
+    r = run_adversary(settings, evaluator_for(f"{B}:WallDip"), SearchOptions(budget=600))
+    assert r.status == "violation" and 1.70 < r.parameters["r_in"] < 1.74, r.parameters
+    small = run_adversary(settings, evaluator_for(f"{B}:WallDip"), SearchOptions(budget=30))
+    assert small.status == "clean" or 1.70 < small.parameters["r_in"] < 1.74
+
+
+def test_line_scan_reads_pairs_from_single_evaluations():
+    """Each new point of the line costs one evaluation; every pair of scanned points is then known, and the best
+    pair is evaluated from the cache."""
+    settings = WALL.model_copy(update={"pairs": [("C", "C")]})
+    ev = evaluator_for(f"{B}:WallDip")
+    problems, _ = objective_for("repulsive_wall").problems(settings, ev)
+    search = Search(problems, ev, SearchOptions(budget=600, seed=1))
+    search.phase = "search"
+    p = problems[0]
+    x0 = p.seeds[0]
+    x, v = search.line_pairs(0, x0, -float("inf"))
+    assert p.admissible(x) is None and v > 1.0
+    assert search.spent <= 300 + 1  # at most half the budget, plus the first pair's second point
+    assert search.line_pairs(0, x0, v) == (x0, v)  # a line already scanned is not scanned again

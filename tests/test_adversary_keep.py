@@ -1,5 +1,9 @@
 """``--mlip-adversary-keep``: an adversary finding becomes a protocol file the next run collects as a regression test.
 
+Every law with an adversary objective keeps its findings (the repulsive wall, the compression wall, the desorption
+barrier, the dissociation limit, stress-strain consistency, the symmetry laws, zero net force): each is tested on
+its mutant, where the kept file must fail, and on the clean model, where it must pass.
+
 A narrow spurious barrier on the repulsive wall (tests/mutants/blind.py:WallBump, values only) that the sampled
 scan misses: the adversary finds it, keeps it in generated_tests/ as a contract table the agent's validator
 accepts, and ``pytest --mlip=NAME`` then fails on the mutant and passes on the clean model. A finding no setting of
@@ -17,7 +21,7 @@ from pytest_mlip.adversary.runner import run_adversary
 from pytest_mlip.adversary.search import SearchOptions
 from pytest_mlip.contracts.files import parse_contracts
 from pytest_mlip.evaluation import evaluator_for
-from pytest_mlip.testing import builtin_contracts
+from pytest_mlip.testing import builtin_contracts, run_contract
 
 ROOT = Path(__file__).resolve().parent.parent
 BUMP = "tests.mutants.blind:WallBump"
@@ -105,3 +109,65 @@ def test_surface_finding_is_kept_with_its_surface(tmp_path):
     assert r.status == "violation" and r.kept
     (kept,) = parse_contracts(r.kept)
     assert kept.surfaces == settings.surfaces and kept.pairs == [] and 0.01 <= kept.step <= 0.05
+
+
+C = builtin_contracts()
+#: law -> (contract, its setting narrowed to one unit, mutant, clean model)
+KEEP = {
+    "compression_wall": ("compression-wall", {"crystals": C["compression-wall"].crystals[:1]},
+                         "tests.mutants.physics:CompressionCollapse", "tests.mutants.physics:lennard_jones"),
+    "desorption_barrier": ("desorption-barrier", {"cases": C["desorption-barrier"].cases[:1], "neb": False},
+                           "tests.mutants.surface:DesorptionBump", "tests.mutants.surface:clean_emt"),
+    "dissociation": ("dissociation-limit", {"pairs": C["dissociation-limit"].pairs[:1]}, "tests.mutants.blind:TailBump",
+                     CLEAN),
+    "stress_strain": ("stress-strain-consistency", {"structures": C["stress-strain-consistency"].structures[2:]},
+                      "tests.mutants.foundation:StressScaled", "tests.mutants:clean_morse"),
+    "symmetry": ("rotation-invariance", {"structures": C["rotation-invariance"].structures[:1]},
+                 "tests.mutants.foundation:OrientationBias", "tests.mutants:clean_morse"),
+    "zero_net_force": ("zero-net-force", {"structures": C["zero-net-force"].structures[:1]},
+                       "tests.mutants.physics:ConstantForce", "tests.mutants:clean_morse"),
+}
+
+
+def test_every_law_with_an_objective_can_keep_its_findings():
+    from pytest_mlip.laws import LAWS
+
+    assert {name for name, law in LAWS.items() if law.objective} == set(KEEP) | {"repulsive_wall"}
+
+
+@pytest.mark.parametrize("law", sorted(KEEP))
+def test_kept_finding_of_each_law_fails_on_its_mutant_and_passes_clean(law, tmp_path):
+    """The kept file passes the agent's validator (the runner writes nothing else), holds one unit of the
+    contract, and its own check fails on the mutant and passes on the clean model."""
+    from pytest_mlip.agent.validator import Validator
+
+    name, update, mutant, clean = KEEP[law]
+    settings = C[name].model_copy(update=update)
+    r = run_adversary(settings, evaluator_for(mutant), SearchOptions(budget=60), keep=tmp_path / "generated_tests",
+                      model_spec=mutant, recheck_guaranteed=True)
+    assert r.status == "violation" and r.kept, r.notes
+    path = Path(r.kept)
+    assert path.parent == tmp_path / "generated_tests" and path.name.startswith(f"mlip_adversary-{name}-")
+    (kept,) = parse_contracts(path)
+    assert kept.check == settings.check and kept.tolerance == settings.tolerance
+    table = {k: v for k, v in kept.model_dump(mode="json", exclude_none=True).items()}
+    assert Validator(mutant, [], include_builtin=False).protocol(table, check_repeat=False).ok
+    assert run_contract(kept, mutant, recheck_guaranteed=True).status == "fail"
+    assert run_contract(kept, clean, recheck_guaranteed=True).status == "pass"
+
+
+def test_kept_displaced_structure_is_collected_from_generated_tests(project, pytester):
+    """A displaced structure (zero net force) kept as data: the next run collects it and it fails on the mutant."""
+    model = "tests.mutants.physics:ConstantForce"
+    (pytester.path / "contracts" / "mlip_wall.toml").unlink()
+    (pytester.path / "contracts" / "mlip_force.toml").write_text(
+        '[[contract]]\nname = "net-force"\ncheck = "zero_net_force"\n'
+        'structures = [{ kind = "molecule", name = "CH3CH2OH", rattle = 0.05 }]\ntolerance = { net_force = 1e-3 }\n')
+    first = project(model, "--mlip-adversary", "--mlip-adversary-keep", "--mlip-adversary-budget=30")
+    (kept,) = sorted((pytester.path / "generated_tests").glob("mlip_adversary-net-force-*.toml"))
+    assert first.ret == 1  # the sampled check fails already; keeping changes nothing
+    (settings,) = parse_contracts(kept)
+    assert settings.structures[0].displacements is not None and settings.structures[0].label().endswith("+displaced")
+    again = project(model, "-v", "generated_tests")
+    again.stdout.fnmatch_lines([f"*{kept.name}::{settings.name}*FAILED*"])
+    assert project("tests.mutants:clean_morse", "generated_tests").ret == 0

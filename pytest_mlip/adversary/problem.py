@@ -104,6 +104,14 @@ def min_distance(positions: np.ndarray, cell: np.ndarray, pbc) -> float:
     return float(dist[iu].min())
 
 
+def admitted(check: str, key: str, default: tuple[float, float]) -> tuple[float, float]:
+    """The range the agent's validator admits for a numeric setting of ``check`` (a kept finding passes the same
+    gate), else ``default``."""
+    from ..agent.validator import open_checks
+
+    return tuple(open_checks().get(check, {}).get(key, default))
+
+
 class Problem:
     """A box of search variables, a constraint, and the violation on the configurations they build.
 
@@ -117,6 +125,8 @@ class Problem:
     names: tuple[str, ...] = ()
     roles: tuple[str, ...] = ()
     primary: int = 0  # index of the configuration saved first ("the worst configuration")
+    #: see InwardProblem.additive
+    additive: bool = False
     #: v depends on energies only: a conservative model's forces then give its exact gradient in one call
     energy_only: bool = False
 
@@ -206,6 +216,15 @@ class InwardProblem(Problem):
 
     limit: float
     outer: tuple[str, str, str] = ("out", "the equilibrium", "")
+    #: v is one energy difference along a line, v(a, c) = v(a, b) + v(b, c) for a < b < c (the other variables
+    #: held): a scan of single points along the line tests every pair of them (see Search.line_pairs)
+    additive: bool = True
+
+    def pair(self, x, s_in: float, s_out: float) -> np.ndarray:
+        """``x`` with its inner and outer points moved to ``s_in`` < ``s_out`` (the other variables kept)."""
+        y = np.array(x, dtype=float)
+        y[0], y[1] = s_in, s_out - s_in
+        return y
 
     def constraint(self, x):
         if x[0] + x[1] > self.limit + 1e-9:
@@ -281,6 +300,27 @@ class DisplacedProblem(Problem):
             name = self.names[i]
             out[name] = float(np.degrees(x[i])) if name.startswith(ANGLE_PREFIXES) else float(x[i])
         return out
+
+    def kept_structure(self, settings, positions, strain=None):
+        """The contract's structure this problem displaces, as a structure spec (data) whose build gives exactly
+        ``positions`` (its rattle folded into ``displacements``; ``strain``: a Voigt strain of a bulk cell), or
+        why it cannot be written as one."""
+        from ..structures import MAX_DISPLACEMENT
+
+        label = self.label.split("/perm")[0]
+        spec = next((s for s in getattr(settings, "structures", []) if s.label() == label), None)
+        if spec is None:
+            return f"{self.label} is the search domain's own structure, not one of the contract's"
+        update: dict = {"rattle": 0.0, "displacements": None}
+        if strain is not None:
+            if getattr(spec, "kind", "") != "bulk" or spec.strain is not None:
+                return f"{self.label}: a strained cell is written as a bulk spec without a strain of its own"
+            update["strain"] = tuple(float(e) for e in strain)
+        plain = spec.model_copy(update=update)
+        d = np.asarray(positions, dtype=float) - plain.build().positions
+        if np.abs(d).max() > MAX_DISPLACEMENT:
+            return f"{self.label}: displacements of {np.abs(d).max():.3g} A exceed a spec's {MAX_DISPLACEMENT:g} A"
+        return plain.model_copy(update={"displacements": [tuple(float(c) for c in row) for row in d]})
 
     @staticmethod
     def displacement_names(n: int) -> tuple[str, ...]:

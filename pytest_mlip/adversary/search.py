@@ -14,7 +14,12 @@ tail is swamped by the clean part of v; there, on problems of at most
 adsorbate height, a fragment placement), each start first scans its
 coordinates one by one, coarse to fine (``scan_points`` over the whole
 range, then over the two cells around the best, down to ``scan_resolution``
-of the range), moving to the best point after each, and ascends from there.
+of the range), moving to the best point after each; where v is one energy
+difference along a line (the walls: an inner and an outer point, ``Problem.
+additive``), it then scans that line point by point, coarse to fine, and
+reads every pair of scanned points from single evaluations (``line_pairs``:
+a narrow dip or bump anywhere on the line is met once the spacing reaches
+its width, whatever gap the violation needs); and it ascends from there.
 Every trial point is projected back into Z first. ``random``: uniform admissible
 points until the budget is spent. ``hypothesis``: Hypothesis generating
 points with ``hypothesis.target(v)`` steering it. All three start from the
@@ -71,6 +76,7 @@ class SearchOptions:
     scan_dim: int = 6  # finite-difference-only problems with at most this many variables are scanned first
     scan_points: int = 9  # points per level of a coordinate scan
     scan_resolution: float = 2e-3  # a scan zooms until its cell is below this (unit coordinates)
+    line_share: float = 0.5  # a line scan of pairs (additive problems) spends at most this of the budget left
     threshold: float = THRESHOLD
 
     def __post_init__(self):
@@ -114,6 +120,7 @@ class Search:
         self.ends: list[tuple[int, np.ndarray]] = []  # where earlier ascents ended (basin memory)
         self.fd_spent = 0  # evaluations spent on finite-difference gradients
         self.scans = 0  # coordinate scans run (finite-difference-only problems)
+        self.lines: set = set()  # lines scanned for pairs (additive problems): (problem, the other variables)
 
     # --- accounting ----------------------------------------------------------------------
     def _charge(self, n: int):
@@ -287,7 +294,84 @@ class Search:
             v, pi, x = pool.pop(0)
             if self.values_only(pi) and self.problems[pi].dim <= self.options.scan_dim:
                 x, v = self.scan(pi, x, v)
+                if self.problems[pi].additive:
+                    x, v = self.line_pairs(pi, x, v)
             self.ascend(pi, x, v)
+
+    def line_pairs(self, pi: int, x, v: float):
+        """The line through ``x`` (its other variables held) scanned point by point, coarse to fine, for a problem
+        whose v is additive along it (:attr:`InwardProblem.additive`: v(a, c) = v(a, b) + v(b, c)): each level
+        halves the spacing of the last (8 intervals first), its new points in a seeded random order, until the
+        spacing is below ``scan_resolution`` of the range or ``line_share`` of the budget left at the start is
+        spent. A new point costs one evaluation (paired with a known point at least the minimum gap away); since
+        v is additive, every pair of scanned points is then known without another evaluation, and the best pair
+        is evaluated (from the cache: free) whenever it beats the best known. A narrow defect anywhere on the
+        line is met as soon as the spacing reaches its width, whatever the gap it needs. Returns the best point
+        and its value."""
+        import bisect
+
+        p = self.problems[pi]
+        opt = self.options
+        lo, hi, gap = float(p.lower[0]), float(p.limit), float(p.lower[1])
+        key = (pi, tuple(np.round(np.asarray(x, dtype=float)[2:], 9)))
+        if key in self.lines or hi - lo < gap:
+            return x, v
+        self.lines.add(key)
+        stop = self.spent + opt.line_share * (opt.budget - self.spent)
+        known: list[float] = []  # scanned points, sorted
+        height: dict[float, float] = {}  # point -> h, with v(a, b) = h(b) - h(a)
+
+        def pair_value(a: float, b: float) -> float:
+            y = p.pair(x, a, b)
+            if np.max(np.abs(p.repair(y) - y)) > 1e-12 or p.admissible(y) is not None:
+                return -math.inf
+            return self.value(pi, y)
+
+        first = pair_value(lo, hi)
+        if not math.isfinite(first):
+            return x, v
+        known += [lo, hi]
+        height.update({lo: 0.0, hi: first})
+        if first > v:
+            x, v = p.pair(x, lo, hi), first
+        n = 8
+        while 1.0 / n >= opt.scan_resolution and self.spent < stop:
+            ks = [k for k in range(1, n) if n <= 8 or k % 2]
+            for k in self.rng.permutation(ks):
+                if self.spent >= stop:
+                    break
+                s = lo + (hi - lo) * int(k) / n
+                i = bisect.bisect_left(known, s)
+                below = bisect.bisect_right(known, s - gap) - 1
+                above = bisect.bisect_left(known, s + gap)
+                partners = ([known[below]] if below >= 0 else []) + ([known[above]] if above < len(known) else [])
+                if not partners:
+                    continue
+                t = min(partners, key=lambda q: abs(q - s))
+                vt = pair_value(min(s, t), max(s, t))
+                if not math.isfinite(vt):
+                    continue
+                u = height[t] - vt if s < t else height[t] + vt
+                known.insert(i, s)
+                height[s] = u
+                # the best pair with s: s as the inner point, then as the outer one
+                outs = [q for q in known[bisect.bisect_left(known, s + gap):]]
+                ins = [q for q in known[: bisect.bisect_right(known, s - gap)]]
+                best_out = max(outs, key=lambda q: height[q], default=None)
+                best_in = min(ins, key=lambda q: height[q], default=None)
+                cands = []
+                if best_out is not None:
+                    cands.append((height[best_out] - u, s, best_out))
+                if best_in is not None:
+                    cands.append((u - height[best_in], best_in, s))
+                for w, a, b in sorted(cands, reverse=True):
+                    if w > v + FLAT:
+                        got = pair_value(a, b)
+                        if math.isfinite(got) and got > v:
+                            x, v = p.pair(x, a, b), got
+                    break
+            n *= 2
+        return x, v
 
     def scan(self, pi: int, x, v: float):
         """Coordinate sweeps from ``x`` (coordinates in a seeded random order), each a coarse-to-fine

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import MlipError
 from .planner import NoProtocol, Planner, WritePlan
+from .playbook import playbook_for
 from .schema import AgentVerdict, Hypothesis, Prediction, Preregistration, Scope
 
 DEFAULT_MODEL = "claude-opus-5"
@@ -116,10 +117,33 @@ def system_prompt(desk) -> str:
             continue
         fields = {k: str(f.annotation) for k, f in cls.Settings.model_fields.items()
                   if k not in ("description",)}
+        book = playbook_for(name)
         lines.append(f"- {name}: {cls.statement} Threshold: {cls.threshold} Table fields: "
                      f"{json.dumps(fields)}; admissible ranges: {json.dumps(domains[name])}; default tolerance "
-                     f"{json.dumps(cls.Settings.default_tolerance)} (never tighter).")
+                     f"{json.dumps(cls.Settings.default_tolerance)} (never tighter). Playbook: units a scope varies "
+                     f"are the items of {', '.join(book.unit_fields)}; mechanisms by variant: "
+                     f"{json.dumps(book.mechanisms)}.")
     return "\n".join(lines)
+
+
+def playbook_suggestions(desk, h: Hypothesis) -> list[Prediction]:
+    """The predictions the law's playbook derives for ``h`` from the target's evidence on its contract (the rules
+    the offline planner follows), each already through the validator: shown to the model when it pre-registers,
+    to adopt, adapt or ignore. Empty when the evidence names no failing unit of the contract."""
+    from .planner import OfflinePlanner, slugify
+
+    book = playbook_for(h.check)
+    settings = desk.suite.get(h.contract)
+    e = next((x for x in desk.evidence if x.contract == h.contract and x.model == desk.target_name
+              and x.role == "target"), None)
+    if book is None or settings is None or e is None:
+        return []
+    table, failing, passing, claim, clean = OfflinePlanner()._classes(e, settings)
+    if not failing:
+        return []
+    preds = book.predictions(desk, h, table, settings, failing, passing, claim, clean, slugify(f"{h.id}-{h.contract}"),
+                             False)
+    return [p for p in preds if p is not None and desk.validator.protocol(p.protocol, where=p.name).ok]
 
 
 class AnthropicPlanner(Planner):
@@ -329,6 +353,12 @@ class AnthropicPlanner(Planner):
         text = (f"Your hypothesis is {h.id}. Pre-register its predictions (preregister): protocols on "
                 "configurations not yet evaluated, with the expected outcome on the target and the committee "
                 "(at least half of it); add controls expected to pass and vary one factor at a time for the mechanism.")
+        suggested = playbook_suggestions(desk, h)
+        if suggested:
+            text += (f"\nThe {h.check} playbook (pytest-mlip's fixed rules for this law) derives these predictions from "
+                     "the evidence; pre-register them as they are, adapt them, or write your own:\n"
+                     + json.dumps([{"name": p.name, "kind": p.kind, "target": p.target, "committee": p.committee,
+                                    "rationale": p.rationale, "protocol": p.protocol} for p in suggested]))
         known = self._known(desk)
 
         def handle(b):

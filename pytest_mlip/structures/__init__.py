@@ -19,6 +19,8 @@ VACUUM = 10.0  # A of vacuum around isolated structures and above slabs
 LATTICE_RANGE = (1.0, 50.0)
 #: repeats and slab sizes per direction
 MAX_REPEAT = 20
+#: largest displacement component a structure spec may add to an atom (A)
+MAX_DISPLACEMENT = 2.0
 
 
 def check_symbol(symbol: str) -> str:
@@ -65,12 +67,33 @@ class _Spec(BaseModel):
 
     rattle: float = Field(0.0, ge=0.0, le=0.5, description="Gaussian displacement (A) applied after building")
     seed: int = 0
+    #: one (dx, dy, dz) per atom (A), added after the rattle: a configuration the adversary found, kept as data
+    displacements: list[tuple[float, float, float]] | None = None
+
+    @field_validator("displacements")
+    @classmethod
+    def _small(cls, v):
+        if v is not None and any(abs(c) > MAX_DISPLACEMENT for d in v for c in d):
+            raise ValueError(f"displacements: each component at most {MAX_DISPLACEMENT:g} A in magnitude")
+        return v
 
     def build(self):
         atoms = self._build()
         if self.rattle:
             atoms.rattle(stdev=self.rattle, seed=self.seed)
+        if self.displacements is not None:
+            if len(self.displacements) != len(atoms):
+                raise ValueError(f"displacements: {len(self.displacements)} given for a structure of {len(atoms)} "
+                                 "atoms; give one (dx, dy, dz) per atom")
+            atoms.positions = atoms.positions + np.asarray(self.displacements, dtype=float)
         return atoms
+
+    def label(self) -> str:
+        """The probe id of this structure (``+displaced`` when it carries displacements)."""
+        return self._label() + ("+displaced" if self.displacements is not None else "")
+
+    def _label(self) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def _build(self):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -91,7 +114,7 @@ class Molecule(_Spec):
             raise ValueError(f"unknown molecule {v!r}; use a name of ase.collections.g2")
         return v
 
-    def label(self) -> str:
+    def _label(self) -> str:
         return self.name + (f"~{self.rattle:g}" if self.rattle else "")
 
     def _build(self):
@@ -111,7 +134,7 @@ class Atom(_Spec):
 
     _element = field_validator("element")(classmethod(lambda cls, v: check_symbol(v)))
 
-    def label(self) -> str:
+    def _label(self) -> str:
         return self.element
 
     def _build(self):
@@ -136,7 +159,7 @@ class Dimer(_Spec):
             check_symbol(sym)
         return v
 
-    def label(self) -> str:
+    def _label(self) -> str:
         return f"{''.join(self.elements)}@{self.distance:g}A"
 
     def _build(self):
@@ -157,7 +180,7 @@ class Cluster(_Spec):
 
     _symbols = field_validator("symbols")(classmethod(lambda cls, v: check_formula(v)))
 
-    def label(self) -> str:
+    def _label(self) -> str:
         return f"{self.symbols}-cluster/s{self.seed}"
 
     def _build(self):
@@ -212,7 +235,7 @@ class Bulk(_Spec):
             raise ValueError(f"strain {list(v)}: Voigt components are fractions, |e| <= 0.3 (0.01 is 1 %)")
         return v
 
-    def label(self) -> str:
+    def _label(self) -> str:
         rep = "x".join(map(str, self.repeat))
         tag = self.crystalstructure or ""
         return f"{self.name}-{tag}{'' if rep == '1x1x1' else '-' + rep}" + (f"~{self.rattle:g}" if self.rattle else "")
@@ -248,7 +271,7 @@ class Slab(_Spec):
 
     _size = field_validator("size")(classmethod(lambda cls, v, info: check_counts(v, info.field_name)))
 
-    def label(self) -> str:
+    def _label(self) -> str:
         return f"{self.element}({self.facet[3:]})-{'x'.join(map(str, self.size))}"
 
     def _build(self):
@@ -265,7 +288,7 @@ class File(_Spec):
     path: str
     index: int = 0
 
-    def label(self) -> str:
+    def _label(self) -> str:
         return f"{Path(self.path).name}[{self.index}]"
 
     def _build(self):

@@ -11,7 +11,9 @@ check misses (tests/test_adversary_blind.py asserts that it passes):
 * :class:`BlindAngularHole`: the repulsive wall's angular hole (1.965 A, one
   bond direction 72 deg from z); 4 search variables, all of which matter;
 * :class:`WallDip`: an isotropic dip inside the steep wall (1.72 A, between
-  the 0.05 A grid's points, 5 mA wide); the bond direction does not matter;
+  the 0.05 A grid's points, 5 mA wide); the bond direction does not matter,
+  the coordinate scan follows the clean slope past it and the line scan of
+  pairs finds it;
 * :class:`BlindHeightBump`: a bump in the O-Cu energy at one adsorbate
   height over the surface (1.375 A, between the 0.1 A grid's points);
 * :class:`TailBump`: a spurious interaction 7.3 A out, past the declared
@@ -19,11 +21,14 @@ check misses (tests/test_adversary_blind.py asserts that it passes):
   sampled check looks 12 A apart);
 * :class:`WallBump`: a narrow spurious barrier on the wall (1.975 A, 2 mA
   wide, any bond direction): a finding a kept protocol file reproduces;
+* :class:`CompressionDip`: the compression wall: a pair dip 5 mA wide at
+  1.9 A on Lennard-Jones, crossed by every compressed crystal at one scale;
 * :class:`BlindClean`: the clean Morse, values only (must stay clean).
 """
 
 from __future__ import annotations
 
+from . import AddedTerm
 from .narrow import CUTOFF, AngularHole, HeightBump, TorchMorse, _pairs, _torch, lorentzian
 
 
@@ -79,3 +84,30 @@ class TailBump(_PairLorentzian):
     """A 2 meV interaction 4 mA wide at 7.3 A, past the declared cutoff (5 A)."""
 
     amplitude, r_c, w = 0.002, 7.3, 0.004
+
+
+
+class CompressionDip(AddedTerm):
+    """The compression wall: a 0.15 eV pair dip 5 mA wide at 1.9 A on the registry's Lennard-Jones (whose
+    crystals pass the wall; a Morse wall is finite and does not), values only: every compressed crystal crosses
+    the dip at one scale (its nearest neighbours at 1.9 A), between the scan's points (0.055 x the equilibrium
+    size apart)."""
+
+    conservative = None
+    amplitude, r_c, w = -0.15, 1.9, 0.005
+
+    def __init__(self, **kwargs):
+        from .physics import lennard_jones
+
+        super().__init__(base=lennard_jones(), **kwargs)
+        self.mlip_metadata = {"cutoff": 6.0, "conservative": None, "dtype": "float64"}
+
+    def term(self, atoms):
+        from .physics import pair_term
+
+        def phi(r):
+            x = (r - self.r_c) / self.w
+            lor = 1.0 / (1.0 + x * x)
+            return self.amplitude * lor, self.amplitude * (-2.0 * x / self.w) * lor * lor
+
+        return pair_term(atoms, self.r_c + 1.0, phi)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...adversary.objectives import Objective, _supported, register
-from ...adversary.problem import Config, InwardProblem, tensor
+from ...adversary.problem import Config, InwardProblem, admitted, tensor
 from ...errors import ModelEvaluationError
 from .domain import ScaleDomain
 
@@ -49,6 +49,24 @@ class ScaleProblem(InwardProblem):
     def repro(self, x):
         return (f"viol = {{'drop': (out[1].energy - out[0].energy) / {self.n}}}  "
                 "# E/atom(s_out) - E/atom(s_in), s_in < s_out <= s_eq")
+
+    def kept_setting(self, settings, x):
+        """This crystal alone, its inward scan starting at s_in (scale_min = s_in / s_eq) with as many points
+        (within the range the validator admits) as put one nearest s_out; the check finds the same s_eq (same search grid), and the runner keeps
+        the file only if the check under it fails."""
+        r_in, r_out = float(x[0]) / self.s_eq, float(x[0] + x[1]) / self.s_eq
+        if not 0.05 < r_in < 1.0:
+            return f"s_in / s_eq = {r_in:.3g} is outside the check's scale_min range (0.05, 1)"
+
+        def off(n):  # how far s_out / s_eq lies from the nearest point of an n-point inward grid from r_in
+            step = (1.0 - r_in) / (n - 1)
+            k = max(1, round((r_out - r_in) / step))
+            return abs(r_in + k * step - r_out), n
+
+        lo, hi = admitted("compression_wall", "inward_points", (4, 200))
+        points = min(off(n) for n in range(int(lo), int(hi) + 1))[1]
+        crystal = next(c for c in settings.crystals if f"{c.element}-{c.structure}" == self.label)
+        return {"crystals": [crystal], "scale_min": r_in, "inward_points": points}
 
 
 @register

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...adversary.objectives import AdsorbateProblem, DomainError, Objective, _supported, register
+from ...adversary.problem import admitted
 from .domain import AdsorbateDomain
 
 class DesorptionProblem(AdsorbateProblem):
@@ -17,6 +18,27 @@ class DesorptionProblem(AdsorbateProblem):
 
     def repro(self, x):
         return "viol = {'barrier': out[0].energy - out[1].energy}  # E(dz) - E(asymptote at dz_max)"
+
+    def kept_setting(self, settings, x):
+        """This case alone, its rigid scan on the grid dz_max / k (a step the validator admits) whose
+        nearest point to the found height is closest; the scan lifts at the relaxed site only, so a finding
+        shifted laterally is not kept. The runner keeps the file only if the check under it fails (with the
+        contract's CI-NEB confirmation, when it asks for one)."""
+        import math
+
+        dz, da, db = (float(v) for v in x)
+        if abs(da) > 1e-9 or abs(db) > 1e-9:
+            return (f"the finding is shifted laterally (da {da:.3g}, db {db:.3g} of the cell vectors) and the "
+                    "check lifts the adsorbate at its relaxed site only")
+
+        def off(k):
+            step = settings.dz_max / k
+            return abs(round(dz / step) * step - dz), k
+
+        lo, hi = admitted("desorption_barrier", "dz_step", (0.01, 1.0))
+        k = min(off(k) for k in range(math.ceil(settings.dz_max / hi), math.floor(settings.dz_max / lo) + 1))[1]
+        case = next(c for c in settings.cases if c.label() == self.label)
+        return {"cases": [case], "dz_step": settings.dz_max / k}
 
 
 @register

@@ -68,6 +68,17 @@ class FragmentProblem(Problem):
         return {"energy": torch.abs(ab.energy - a.energy - b.energy),
                 "forces": torch.abs(ab.forces - torch.cat([a.forces, b.forces])).max()}
 
+    def kept_setting(self, settings, x):
+        """This fragment pair alone at the found closest gap. The check places B along +x unrotated (the
+        search's theta = 90 deg, phi = 0, no rotation) at a gap of at least cutoff + 2 A: a finding nearer, or
+        in another orientation, is kept only when the check reproduces it (the runner verifies)."""
+        gap = float(x[0])
+        floor = getattr(self, "cutoff", 0.0) + 2.0
+        if gap < floor - 1e-9:
+            return f"gap {gap:.4g} A is below cutoff + 2 A = {floor:g} A, where the check raises the gap"
+        i = next(i for i, (a, b) in enumerate(settings.pairs) if f"{a.label()}+{b.label()}" == self.label)
+        return {"pairs": [settings.pairs[i]], "gap": gap}
+
     def repro(self, x):
         return ("ab, a, b = out\n"
                 "viol = {'energy': abs(ab.energy - a.energy - b.energy),\n"
@@ -104,8 +115,10 @@ class DissociationObjective(Objective):
                 notes.append(f"{probe.id}: {reason}")
                 continue
             seed = [sampled_gap, math.pi / 2, 0.0, 0.0, 0.0, 0.0]
-            problems.append(FragmentProblem(probe.params["a"], probe.params["b"], lo, hi, dom.rotate, tol, [seed],
-                                            label=probe.id))
+            problem = FragmentProblem(probe.params["a"], probe.params["b"], lo, hi, dom.rotate, tol, [seed],
+                                      label=probe.id)
+            problem.cutoff = cutoff
+            problems.append(problem)
         return problems, notes
 
     def describe(self, settings, evaluator):

@@ -63,6 +63,12 @@ class StrainProblem(DisplacedProblem):
         fd = torch.stack([(outs[1 + 2 * k].energy - outs[2 + 2 * k].energy) / (2 * self.h) / volume for k in range(6)])
         return {"stress": torch.abs(outs[0].stress - fd).max()}
 
+    def kept_setting(self, settings, x):
+        """The strained, displaced cell, written as its bulk spec with the Voigt strain and the displacements."""
+        pos, _ = self.strained_base(tensor(x))
+        spec = self.kept_structure(settings, pos.numpy(), strain=np.asarray(x[-6:], dtype=float))
+        return spec if isinstance(spec, str) else {"structures": [spec]}
+
     def repro(self, x):
         return (f"h = {self.h!r}\n"
                 "volume = frames[0].get_volume()\n"

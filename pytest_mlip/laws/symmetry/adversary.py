@@ -132,6 +132,14 @@ class SymmetryProblem(DisplacedProblem):
             out["stress"] = torch.abs(new.stress - s).max()
         return out
 
+    def kept_setting(self, settings, x):
+        """The displaced structure, written as its spec with the displacements, under the contract's own
+        transformations (its seed and samples: a permutation is the same draw; a rotation or translation is the
+        check's, not the one found, so the runner keeps the file only if the check under it fails)."""
+        pos, _, _ = self._reference(tensor(x))
+        spec = self.kept_structure(settings, pos.numpy())
+        return spec if isinstance(spec, str) else {"structures": [spec]}
+
     def repro(self, x):
         lines = ["new, ref = out", "f, s, factor = ref.forces, ref.stress, 1.0"]
         t = self.transform

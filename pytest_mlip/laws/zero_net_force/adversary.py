@@ -30,6 +30,11 @@ class NetForceProblem(DisplacedProblem):
     def repro(self, x):
         return "viol = {'net_force': float(np.linalg.norm(np.asarray(out[0].forces).sum(axis=0)))}"
 
+    def kept_setting(self, settings, x):
+        """The displaced structure, written as its spec with the displacements (data)."""
+        spec = self.kept_structure(settings, self.displaced_positions(x))
+        return spec if isinstance(spec, str) else {"structures": [spec]}
+
 
 @register
 class ZeroNetForceObjective(Objective):
