@@ -19,7 +19,7 @@ from .numbers import Number, add_number_option
 
 CONTRACT_GLOB = "mlip_*.toml"
 
-#: the provenance store; reports, the CI gate and the summary; the adversary; the reference (their own options and hooks)
+#: the provenance store; reports, gate and summary; the adversary; the reference (their own options and hooks)
 pytest_plugins = ["pytest_mlip.provenance.plugin", "pytest_mlip.reporting.plugin", "pytest_mlip.adversary.plugin",
                   "pytest_mlip.reference.plugin",
                   "pytest_mlip.fixtures", "pytest_mlip.progress", "pytest_mlip.options"]

@@ -185,3 +185,25 @@ def test_pyscf_settles_the_molecular_cards(contract, overrides, tmp_path):
         assert st.observables[card.quantity] < verdict.tolerance[card.floor_tolerance]
     point = next(a for a in st.artifacts if a.kind == "reference")
     assert point.params["engine"] == "pyscf" and point.params["basis"] == "sto-3g"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pyscf") is None,
+                    reason="pyscf not installed: pip install 'pytest-mlip[reference]'")
+def test_verify_an_escalation_of_a_law_whose_card_is_not_run_here(tmp_path):
+    """`pytest-mlip verify` on a determinism escalation: undecided, the reason in verification.md, inputs written."""
+    import json
+
+    from pytest_mlip.cli import main
+
+    folder = tmp_path / "h1-determinism"
+    folder.mkdir()
+    table = {"name": "h1-determinism-scope", "check": "determinism", "hard": True, "basis": "exact",
+             "structures": [{"kind": "molecule", "name": "H2O"}], "repeats": 2}
+    (folder / "reproduce.py").write_text(f"MODELS = [{LAWS['determinism'].mutant!r}]\nPROTOCOL = None\n"
+                                         f"TABLES = {json.dumps([table])}\n")
+    assert main(["verify", str(folder), "--engine", "pyscf"]) == 0
+    out = json.loads((folder / "reference" / "verification.json").read_text())
+    row = out["decisions"][0]
+    assert row["decision"] == UNDECIDED and row["reason"].startswith("not run here: ") and not row["points"]
+    assert (folder / "reference" / "inputs" / "h1-determinism-scope" / "H2O" / "configurations.extxyz").is_file()
+    assert "not run here" in (folder / "reference" / "verification.md").read_text()
