@@ -80,7 +80,7 @@ def pursued(request, tmp_path_factory):
     requests: list = []
     planner = AnthropicPlanner(replay_client(data["responses"], requests))
     det = Detective(target, [clean], planner, out / "out", tests_dir=out / "generated_tests", max_hypotheses=1,
-                    suite_files=[str(suite)], log=lambda msg: None)
+                    suite_files=[str(suite)], contracts=[data["suite"]["name"]], log=lambda msg: None)
     summary = det.run()
     return law, data, summary, planner, requests, out
 
