@@ -77,6 +77,10 @@ class Playbook:
     #: started with; the others keep a default run as cheap as it was: they are widened from evidence given, a
     #: report or a store, or when named with --contracts)
     default_evidence: ClassVar[bool] = False
+    #: how a disagreement-basis scope prediction tells the target from the committee: "decades" (the target's
+    #: 1 + v/tau a decade above the committee median) or "band" (above one and above the committee's largest by more
+    #: than the committee's spread: for a bounded violation, such as a fraction of a well depth)
+    disagreement: ClassVar[str] = "decades"
 
     # --- what a law states ---------------------------------------------------------------------------------------
     @staticmethod
@@ -125,6 +129,11 @@ class Playbook:
     def predictions(self, desk, h: Hypothesis, table, settings, failing, passing, claim, clean, base,
                     narrowed) -> list[Prediction]:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def attribute(self, h: Hypothesis, prereg, reports: dict) -> str:
+        """After the probes: which mechanism the probes point to, in words, citing the verdicts they rest on
+        (``[a:ID]``; no bare numbers). '' when the law's probes name none (the default)."""
+        return ""
 
     # --- shared helpers ------------------------------------------------------------------------------------------
     def _filter_units(self, desk, check, field_, units, existing, sigs, limit) -> list:
