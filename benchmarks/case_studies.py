@@ -1,7 +1,8 @@
 """The source's case studies run end to end by the detective on shipped models, and docs/case-studies.md.
 
     python benchmarks/case_studies.py run [--case NAME ...] [--out docs/case-studies]
-    pytest --mlip=sevennet-0 --mlip-committee=chgnet-0.3.0,diep generated_tests/ --junitxml=docs/case-studies/kept-sevennet-0.xml
+    pytest --mlip=sevennet-0 --mlip-committee=chgnet-0.3.0,diep generated_tests/ \
+        --junitxml=docs/case-studies/kept-sevennet-0.xml
     python benchmarks/case_studies.py render [--out docs/case-studies] [--doc docs/case-studies.md]
 
 ``run`` calls ``pytest-mlip detect`` once per case (the evidence, the committee and the options are in ``CASES``),
@@ -36,10 +37,10 @@ CASES: dict[str, tuple[str, str, list[str]]] = {
          "--contracts", "adsorption-sign", "--hypotheses", "2"]),
     "desorption": (
         "The spurious desorption barrier (SevenNet-l3i5)",
-        "the seed's CO/Cu(111): a rigid scan rising above the desorbed asymptote at 1.25 A, confirmed by CI-NEB, absent "
-        "in DFT",
-        ["--mlip", "sevennet-l3i5", "--mlip-committee", "chgnet-0.3.0,diep", "--contracts", "desorption-barrier",
-         "--hypotheses", "2"]),
+        "the seed's CO/Cu(111): a rigid scan rising above the desorbed asymptote at 1.25 A, confirmed by CI-NEB, "
+        "absent in DFT",
+        ["--mlip", "sevennet-l3i5", "--mlip-committee", "chgnet-0.3.0,diep", "--suite",
+         "benchmarks/mlip_case_desorption.toml", "--contracts", "desorption-barrier", "--hypotheses", "1"]),
     "dimer-tail": (
         "The dimer mid-range tail (SevenNet-0; Cr2, Sb2)",
         "the seed's Appendix C: Sb2, Mo2, W2 keeping 9-17 % of the well depth at 4.5 A against at most 4 % in the "
@@ -152,14 +153,16 @@ def case_section(slug: str, folder: Path) -> list[str]:
         preds = prereg.get(hid, [])
         if preds:
             lines += ["Pre-registered before any probe ran:", "",
-                      "| protocol | kind | configurations | varied | target expected | committee expected | extra models |",
+                      "| protocol | kind | configurations | varied | target expected | committee expected "
+                      "| extra models |",
                       "|---|---|---|---|---|---|---|"]
             for p in preds:
                 lines.append(f"| `{p['name']}` | {p['kind']} | {_units(p['protocol'])} | {_changes(p['protocol'])} | "
                              f"{p['target']} | {_expect(p)} | {', '.join(p.get('extra_models') or []) or '-'} |")
             lines += ["", "Probes (v/tau: the worst configuration's violation over the tolerance; calls: model "
                           "evaluations of every model the probe ran on):", "",
-                      "| protocol | kind | calls | seconds | target | committee | extra |", "|---|---|---|---|---|---|---|"]
+                      "| protocol | kind | calls | seconds | target | committee | extra |",
+                      "|---|---|---|---|---|---|---|"]
             for name, r in probes.get(hid, {}).items():
                 t = next(o for o in r["outcomes"] if o["role"] == "target")
                 com = "; ".join(f"{o['model']} {_outcome(o)}" for o in r["outcomes"] if o["role"] == "committee")

@@ -120,3 +120,29 @@ def test_symmetry_failure_is_attributed_to_forces_or_energy(tmp_path, target, de
     ef = h["probes"][next(n for n in h["probes"] if n.endswith("-energy-force"))]["outcomes"]
     assert ef[target]["status"] == ("fail" if defect == "a force defect" else "pass")
     assert ef[MORSE]["status"] == "pass"  # the clean model's forces are its energy's gradient
+
+
+def test_case_study_document_is_generated_from_the_run_and_cites_artifacts(adsorption, tmp_path):
+    import importlib.util
+    import re
+    import shutil
+
+    path = Path(__file__).parent.parent / "benchmarks" / "case_studies.py"
+    spec = importlib.util.spec_from_file_location("case_studies", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    root, run = adsorption
+    shutil.copytree(root / "out", tmp_path / "adsorption")
+    doc = tmp_path / "case-studies.md"
+    mod.render(tmp_path, doc)
+    text = doc.read_text()
+    assert "### H1 `case-adsorption:u-block`: escalate" in text
+    assert "Pre-registered before any probe ran" in text and "| scope |" in text
+    import sqlite3
+
+    ids = set(re.findall(r"\[a:([0-9a-f]{12})\]", text))
+    assert ids
+    con = sqlite3.connect(tmp_path / "adsorption" / "provenance.sqlite")
+    known = {r[0][:12] for r in con.execute("select id from artifacts")}
+    assert ids <= known  # every cited artifact is in the run's store
+    assert "mlip_u-block-shift-case-adsorption-h1.toml" in text

@@ -136,14 +136,14 @@ class AdsorptionSignPlaybook(Playbook):
                     s_ads = [a for a in more if a not in (table.get("adsorbates") or [])
                              and desk.supported(set(f_metals) | set(_ads_elements(a)))][:2]
                     s_metals = [m for m in f_metals if m in U_METALS] if s_ads else []
-                scope_text = ("unseen cells of the +U block (U metals never evaluated x O/F-bearing adsorbates): the "
-                              "relaxed adsorbate sits above the free one, or unbinds, on at least one; at least half the "
-                              "committee binds them")
+                scope_text = ("unseen cells of the +U block (U metals never evaluated x O/F-bearing adsorbates): "
+                              "the relaxed adsorbate sits above the free one, or unbinds, on at least one; at least "
+                              "half the committee binds them")
             else:
                 pool = [m for m in _metals() if m not in U_METALS]
                 s_metals, s_ads = self._grid(desk, seen, pool, f_ads, OUTSIDE, 3, 2, f_metals)
-                scope_text = ("the failing adsorbates on unseen metals outside the +U block: the relaxed adsorbate sits "
-                              "above the free one on at least one; at least half the committee binds them")
+                scope_text = ("the failing adsorbates on unseen metals outside the +U block: the relaxed adsorbate "
+                              "sits above the free one on at least one; at least half the committee binds them")
             if s_metals and s_ads:
                 preds.append(self._pred(
                     f"{base}-scope", "scope", "fail", "pass", scope_text,
