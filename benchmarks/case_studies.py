@@ -96,7 +96,26 @@ def _cite(aid) -> str:
 
 
 def _outcome(o: dict) -> str:
-    return f"{o['status']} {_num(o.get('max_normalized'))}{_cite((o.get('artifacts') or {}).get('max_normalized'))}"
+    worst = f" ({o['worst_probe']})" if o.get("worst_probe") and o["status"] in ("fail", "error") else ""
+    return (f"{o['status']} {_num(o.get('max_normalized'))}{_cite((o.get('artifacts') or {}).get('max_normalized'))}"
+            + worst)
+
+
+#: the observables each case study's per-configuration line shows: E_rel (eV), the rigid scan's rise above the
+#: asymptote (eV) and the height it peaks at (A), the tail fraction; and the desorption violation (barrier, eV: the
+#: CI-NEB barrier where the rigid rise exceeded tau and the NEB converged, else the rise)
+OBSERVABLES = ("E_rel", "rise", "dz_at_max", "tail_fraction")
+
+
+def _observed(d: dict) -> str:
+    obs, vio = d.get("observables") or {}, d.get("violations") or {}
+    if d.get("status") == "skip":
+        return "skip"
+    flags = [k.replace("_", " ") for k in ("unbound", "not_converged") if vio.get(k)]
+    vals = [f"{k} {_num(obs[k])}" for k in OBSERVABLES if k in obs]
+    if "barrier" in vio and "rise" in obs:
+        vals.append(f"barrier {_num(vio['barrier'])}")
+    return ", ".join(vals + flags) or f"v/tau {_num(d.get('normalized'))}"
 
 
 def _units(protocol: dict) -> str:
@@ -128,26 +147,33 @@ def _expect(p: dict) -> str:
 
 def case_section(slug: str, folder: Path) -> list[str]:
     title, seed, args = CASES[slug]
-    run_json = json.loads((folder / "run.json").read_text())
     recs = _records(folder)
+    run_json = json.loads((folder / "run.json").read_text()) if (folder / "run.json").exists() else None
     prereg = {r["data"]["hypothesis"]: r["data"]["predictions"] for r in recs if r["type"] == "preregistration"}
-    probes = {}
+    probes: dict[str, dict] = {}
     for r in recs:
         if r["type"] == "probe":
             probes.setdefault(r["data"]["hypothesis"], {})[r["data"]["name"]] = r["data"]
+    verdicts = {r["data"]["hypothesis"]: r["data"] for r in recs if r["type"] == "verdict"}
     kept = [r["data"] for r in recs if r["type"] == "protocol_file"]
-    hyps = {r["data"]["id"]: r["data"] for r in recs if r["type"] == "hypothesis"}
+    hyps = [r["data"] for r in recs if r["type"] == "hypothesis"]
     lines = [f"## {title}", "", f"Starts from {seed}.", "",
              "```", "pytest-mlip detect " + " ".join(args) + f" --output docs/case-studies/{slug} "
-             f"--tests-dir docs/case-studies/{slug}/kept", "```", "",
-             f"Evidence: {run_json['evidence']}. Wall time {run_json['wall_seconds']:.0f} s, "
-             f"{run_json['model_evaluations']} model evaluations (2 shared CPU cores); stopped: {run_json['stopped']}.",
-             ""]
-    for h in run_json["hypotheses"]:
-        hid = h["id"]
-        hyp = hyps.get(hid, {})
-        lines += [f"### {hid} `{h['key']}`: {h['verdict']}" + (f" ({h['type']})" if h["type"] != "none" else ""),
-                  "", f"Hypothesis: {h['statement']}", ""]
+             f"--tests-dir docs/case-studies/{slug}/kept", "```", ""]
+    if run_json:
+        lines += [f"Evidence: {run_json['evidence']}. Wall time {run_json['wall_seconds']:.0f} s, "
+                  f"{run_json['model_evaluations']} model evaluations (2 shared CPU cores); stopped: "
+                  f"{run_json['stopped']}.", ""]
+    else:
+        lines += ["The run did not finish (stopped by hand at the session's deadline): what follows is what its "
+                  "memory recorded up to then; a hypothesis without a verdict was still being probed.", ""]
+    for hyp in hyps:
+        hid = hyp["id"]
+        v = verdicts.get(hid)
+        head = f"### {hid} `{hyp['key']}`: " + (v["verdict"] if v else "no verdict (not finished)")
+        if v and v.get("type", "none") != "none":
+            head += f" ({v['type']})"
+        lines += [head, "", f"Hypothesis: {hyp['statement']}", ""]
         if hyp.get("mechanism"):
             lines += [f"Proposed mechanism: {hyp['mechanism']}", ""]
         preds = prereg.get(hid, [])
@@ -159,8 +185,8 @@ def case_section(slug: str, folder: Path) -> list[str]:
             for p in preds:
                 lines.append(f"| `{p['name']}` | {p['kind']} | {_units(p['protocol'])} | {_changes(p['protocol'])} | "
                              f"{p['target']} | {_expect(p)} | {', '.join(p.get('extra_models') or []) or '-'} |")
-            lines += ["", "Probes (v/tau: the worst configuration's violation over the tolerance; calls: model "
-                          "evaluations of every model the probe ran on):", "",
+            lines += ["", "Probes (v/tau: the worst configuration's violation over the tolerance, its probe named "
+                          "when above one; calls: model evaluations of every model the probe ran on):", "",
                       "| protocol | kind | calls | seconds | target | committee | extra |",
                       "|---|---|---|---|---|---|---|"]
             for name, r in probes.get(hid, {}).items():
@@ -170,7 +196,17 @@ def case_section(slug: str, folder: Path) -> list[str]:
                 lines.append(f"| `{name}` | {r['kind']} | {r['evaluations']} | {r['seconds']:.1f} | {_outcome(t)} | "
                              f"{com or '-'} | {ext or '-'} |")
             lines.append("")
-        lines += ["Verdict, against the pre-registration:", ""] + [f"- {x}" for x in h["reasons"]] + [""]
+            per = []
+            for name, r in probes.get(hid, {}).items():
+                for o in r["outcomes"]:
+                    cells = [f"{k} {_observed(d)}" for k, d in o["probes"].items()]
+                    if cells:
+                        per.append(f"- `{name}` on {o['model']}: " + "; ".join(cells))
+            if per:
+                lines += ["Per configuration (" + ", ".join(OBSERVABLES) + " where the check reports one; "
+                          "'unbound' or 'not converged' where that flag is set):", ""] + per + [""]
+        if v:
+            lines += ["Verdict, against the pre-registration:", ""] + [f"- {x}" for x in v["reasons"]] + [""]
     files = [k for k in kept if k.get("path")]
     refused = [k for k in kept if k.get("refused")]
     if files:
@@ -191,7 +227,7 @@ def kept_section(out: Path) -> list[str]:
     lines = ["## The kept suite", "",
              "What the kept protocol files in `generated_tests/` add to a run, measured by running only them "
              "(`pytest --mlip=NAME generated_tests/ --junitxml=...`; times are pytest's per item):", "",
-             "| model run | item | role | outcome | v/tau | seconds |", "|---|---|---|---|---|---|"]
+             "| model run | item | role | verdict | v/tau (worst probe) | seconds |", "|---|---|---|---|---|---|"]
     for xml in xmls:
         tree = ElementTree.parse(xml)
         total = 0.0
@@ -199,12 +235,16 @@ def kept_section(out: Path) -> list[str]:
             props = {p.get("name"): p.get("value") for p in case.iter("property")}
             seconds = float(case.get("time", 0.0))
             total += seconds
-            outcome = "failed" if case.find("failure") is not None else (
-                "skipped" if case.find("skipped") is not None else "passed")
-            lines.append(f"| {xml.stem[5:]} | `{case.get('name')}` | {props.get('mlip_role', '-')} | {outcome} | "
-                         f"{_num(props.get('mlip_max_normalized'))}{_cite(props.get('mlip_max_normalized_artifact'))} "
-                         f"| {seconds:.1f} |")
-        lines.append(f"| {xml.stem[5:]} | total | | | | {total:.1f} |")
+            verdict = json.loads(props.get("mlip_verdict") or "{}")
+            arts = json.loads(props.get("mlip_artifacts") or "{}")
+            v = props.get("mlip_max_normalized")
+            role = verdict.get("role", "-") + ("" if verdict.get("hard", True) else ", soft")
+            lines.append(f"| {xml.stem[5:]} | `{case.get('name')}` | {role} | {props.get('mlip_status', '-')} | "
+                         f"{_num(float(v)) if v else '-'}{_cite(arts.get('max_normalized'))} "
+                         f"{('(' + props['mlip_worst_probe'] + ')') if props.get('mlip_worst_probe') else ''} | "
+                         f"{seconds:.1f} |")
+        root = next((p.get("value") for p in tree.iter("property") if p.get("name") == "mlip_root"), "")
+        lines.append(f"| {xml.stem[5:]} | total (mlip root `{root[:16]}`) | | | | {total:.1f} |")
     return lines + [""]
 
 
@@ -216,7 +256,7 @@ def render(out: Path, doc: Path) -> None:
              "`pytest-mlip judge docs/case-studies/<case>/escalations/<h>/report.md`.", ""]
     for slug in CASES:
         folder = out / slug
-        if (folder / "run.json").exists():
+        if (folder / "memory.jsonl").exists():
             lines += case_section(slug, folder)
         else:
             lines += [f"## {CASES[slug][0]}", "", "Not run: `python benchmarks/case_studies.py run --case "

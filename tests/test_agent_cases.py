@@ -102,8 +102,8 @@ def test_dimer_tail_escalates_against_the_committee_band(tmp_path):
     preds = predictions(tmp_path / "out")
     scope = next(p for p in preds.values() if p["kind"] == "scope")
     assert scope["above_band"] and scope["excess_decades"] is None  # a tail fraction never stands a decade out
-    other = next(p for p in preds.values() if p["name"].endswith("-farther"))["protocol"]["distance"]
-    assert other < 5.0  # inside the planted model's 5 A cutoff (4.5 A + 0.5 A would measure nothing)
+    other = next(p for p in preds.values() if p["name"].endswith("-nearer"))["protocol"]["distance"]
+    assert other == 4.0  # inside the planted model's 5 A cutoff (4.5 A + 0.5 A would measure nothing)
 
 
 @pytest.mark.parametrize("target, defect", [

@@ -70,11 +70,12 @@ class DimerTailPlaybook(Playbook):
         other = round(min(6.0, settings.distance + 0.5), 2)
         if other > _smallest_cutoff(desk) - 0.25:  # outside some model's reach: nearer instead
             other = round(max(3.0, settings.distance - 0.5), 2)
+        side = "farther" if other > settings.distance else "nearer"
         preds.append(self._pred(
-            f"{base}-farther", "mechanism" if not narrowed else "scope", "fail", "any",
+            f"{base}-{side}", "mechanism" if not narrowed else "scope", "fail", "any",
             f"one factor varied (the tail distance, {other:g} A instead of {settings.distance:g} A): a spurious tail "
             "spans the mid range, a single bad point does not",
-            self._table(base, "farther", h, "mechanism: the failing elements at another distance", els[:4],
+            self._table(base, side, h, "mechanism: the failing elements at another distance", els[:4],
                         settings, distance=other), extra=self._float64(desk)))
         return preds
 
