@@ -68,6 +68,19 @@ def test_adsorption_sign_widens_to_the_u_block(adsorption):
     assert sum(p["evaluations"] for p in probes.values()) > 0
 
 
+def judged(out: Path) -> None:
+    """The escalation report passes the judge: every number cites an artifact that holds it."""
+    from pytest_mlip.reporting.judge import judge_file
+
+    folder = next((out / "escalations").iterdir())
+    result = judge_file(folder / "report.md")
+    assert result.ok, "\n".join(f.line() for f in result.failed)
+
+
+def test_adsorption_escalation_report_passes_the_judge(adsorption):
+    judged(adsorption[0] / "out")
+
+
 def test_adsorption_kept_protocol_bites(adsorption):
     from pytest_mlip.contracts.files import parse_contracts
     from pytest_mlip.testing import run_contract
@@ -120,6 +133,7 @@ def test_symmetry_failure_is_attributed_to_forces_or_energy(tmp_path, target, de
     ef = h["probes"][next(n for n in h["probes"] if n.endswith("-energy-force"))]["outcomes"]
     assert ef[target]["status"] == ("fail" if defect == "a force defect" else "pass")
     assert ef[MORSE]["status"] == "pass"  # the clean model's forces are its energy's gradient
+    judged(tmp_path / "out")  # the attribution cites verdicts, never a bare number
 
 
 def test_case_study_document_is_generated_from_the_run_and_cites_artifacts(adsorption, tmp_path):

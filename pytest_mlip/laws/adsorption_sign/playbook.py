@@ -217,8 +217,8 @@ class AdsorptionSignPlaybook(Playbook):
                             sites=["ontop", "bridge", "hollow"], relax_sites=3)))
         preds.append(self._pred(
             f"{base}-coverage", "impact", "any", "any",
-            "the application setting: a relaxation at lower coverage (a 3x3 surface cell, a second free layer), the "
-            "dilute limit screening studies use; does the relaxation still end above the free adsorbate?",
+            "the application setting: a relaxation at lower coverage (a surface cell of nine sites, a second free "
+            "layer), the dilute limit screening studies use; does the relaxation still end above the free adsorbate?",
             self._table(base, "coverage", h, "impact: the failing cells at lower coverage", cells[:1], settings,
                         size=[3, 3, 3], free_layers=min(3, settings.free_layers + 1))))
         return preds

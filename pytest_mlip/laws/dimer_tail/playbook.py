@@ -73,8 +73,8 @@ class DimerTailPlaybook(Playbook):
         side = "farther" if other > settings.distance else "nearer"
         preds.append(self._pred(
             f"{base}-{side}", "mechanism" if not narrowed else "scope", "fail", "any",
-            f"one factor varied (the tail distance, {other:g} A instead of {settings.distance:g} A): a spurious tail "
-            "spans the mid range, a single bad point does not",
+            f"one factor varied (the tail distance, half an angstrom {side}, inside every model's cutoff): a spurious "
+            "tail spans the mid range, a single bad point does not",
             self._table(base, side, h, "mechanism: the failing elements at another distance", els[:4],
                         settings, distance=other), extra=self._float64(desk)))
         return preds
