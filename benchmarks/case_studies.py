@@ -167,6 +167,21 @@ def case_section(slug: str, folder: Path) -> list[str]:
     else:
         lines += ["The run did not finish (stopped by hand at the session's deadline): what follows is what its "
                   "memory recorded up to then; a hypothesis without a verdict was still being probed.", ""]
+    evidence = [r["data"] for r in recs if r["type"] == "evidence"]
+    if evidence:
+        lines += ["Evidence the hypotheses start from (per model: verdict, worst v/tau; per configuration: v/tau and "
+                  "the violations above zero):", ""]
+        for e in evidence:
+            arts = e.get("artifacts") or {}
+            cells = []
+            for probe, d in e["probes"].items():
+                vio = ", ".join(f"{k} {_num(x)}" for k, x in (d.get("violations") or {}).items()
+                                if isinstance(x, (int, float)) and x)
+                cells.append(f"{probe} {_num(d.get('normalized'))}{_cite((arts.get('probes') or {}).get(probe))}"
+                             + (f" ({vio})" if vio else ""))
+            lines.append(f"- `{e['contract']}` on {e['model']} ({e['role']}): {e['status']}, max v/tau "
+                         f"{_num(e.get('max_normalized'))}{_cite(arts.get('max_normalized'))}; " + "; ".join(cells))
+        lines.append("")
     for hyp in hyps:
         hid = hyp["id"]
         v = verdicts.get(hid)
