@@ -182,8 +182,11 @@ def case_section(slug: str, folder: Path) -> list[str]:
                   "memory recorded up to then; a hypothesis without a verdict was still being probed.", ""]
     evidence = [r["data"] for r in recs if r["type"] == "evidence"]
     if evidence:
+        src = args[args.index("--mlip-report") + 1] if "--mlip-report" in args else None
+        where = (f" Artifacts in the evidence report's store (`{src}/provenance.sqlite.gz`): the run's own store does "
+                 "not copy them." if src else "")
         lines += ["Evidence the hypotheses start from (per model: verdict, worst v/tau; per configuration: v/tau and "
-                  "the violations above zero):", ""]
+                  "the violations above zero)." + where, ""]
         for e in evidence:
             arts = e.get("artifacts") or {}
             cells = []
