@@ -258,7 +258,9 @@ def kept_section(out: Path) -> list[str]:
         return []
     lines = ["## The kept suite", "",
              "What the kept protocol files in `generated_tests/` add to a run, measured by running only them "
-             "(`pytest --mlip=NAME generated_tests/ --junitxml=...`; times are pytest's per item):", "",
+             "(`pytest --mlip=NAME generated_tests/ --junitxml=docs/case-studies/kept-NAME.xml "
+             "--mlip-store=STORE`, its store gzipped beside the XML as `kept-NAME.sqlite.gz`; times are pytest's per "
+             "item, the first item of a model including its loading):", "",
              "| model run | item | role | verdict | v/tau (worst probe) | seconds |", "|---|---|---|---|---|---|"]
     for xml in xmls:
         tree = ElementTree.parse(xml)
