@@ -39,8 +39,8 @@ def add_parser(subparsers):
                      help="evidence: a provenance store written by pytest (e.g. .mlip/provenance.sqlite); the latest "
                           "finished run on the target")
     p.add_argument("--contracts", default=None, metavar="LIST",
-                   help="when gathering evidence: only these contracts (comma-separated names; default: every contract "
-                        "whose check the planners can write protocols for)")
+                   help="only these contracts (comma-separated names): the ones gathered, or the ones widened from a "
+                        "report or store (default: every contract whose check the planners can write protocols for)")
     p.add_argument("--suite", action="append", default=None, metavar="FILE",
                    help="contract file(s) the evidence and the planner's settings come from instead of the built-in "
                         "suite (repeatable)")

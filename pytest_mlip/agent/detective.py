@@ -56,9 +56,14 @@ class Desk:
     def supported(self, elements) -> bool:
         from ..models.registry import resolve
 
+        from ..evaluation import evaluator_for
+
         for spec in [self.target] + self.committee:
             try:
-                if resolve(spec).info.supports(list(elements)):
+                info = resolve(spec).info
+                if info.elements is None:  # a factory declares its elements on the calculator it returns
+                    info = evaluator_for(spec).model.info
+                if info.supports(list(elements)):
                     return False
             except MlipError:
                 return False
@@ -201,6 +206,10 @@ class Detective:
                     raise MlipError(f"unknown built-in contract(s) {', '.join(unknown)}; known: {', '.join(suite)}")
             items = ev.gather(self.target, self.committee, ledger, contracts=names, log=self.log, suite=suite)
             source = "gathered (built-in contracts through pytest_mlip.testing.run_contract)"
+        if self.contracts and (self.report_source or self.store_source):
+            items = [i for i in items if i.contract in self.contracts]  # widen only the contracts named
+            if not items:
+                raise MlipError(f"no verdict of {', '.join(self.contracts)} in the {source}")
         items = self._roles(items)
         for item in items:
             memory.append("evidence", item.model_dump(), run=run_id)
@@ -276,6 +285,14 @@ class Detective:
             if problem:
                 self.log(f"  planner verdict refused: {problem}")
                 verdict = rule.model_copy(update={"planner_note": f"planner's verdict refused: {problem}"})
+            from .playbook import playbook_for
+
+            book = playbook_for(h.check)
+            attribution = book.attribute(h, prereg, reports) if book is not None and reports else ""
+            if attribution:
+                verdict = verdict.model_copy(update={"reasons": verdict.reasons + [
+                    f"mechanism attribution: {attribution}"]})
+                self.log(f"  mechanism attribution: {attribution[:200]}")
             status = {"escalate": "escalated", "reject": "rejected", "exhausted": "exhausted"}[verdict.verdict]
             memory.append("verdict", verdict.model_dump(), run=run_id)
             memory.append("status", {"hypothesis": h.id, "status": status, "reasons": verdict.reasons}, run=run_id)

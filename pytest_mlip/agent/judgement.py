@@ -68,6 +68,16 @@ def check_predictions(prereg: Preregistration, reports: dict[str, ProbeReport]) 
             else:
                 out.append(PredictionCheck(name=p.name, kind=p.kind, expected=want,
                                            observed=f"{float(dis):.3g} decades", held=float(dis) >= p.excess_decades))
+        if p.above_band:
+            band, vt = r.signals.get("band_excess"), r.signals.get("exact_violation")
+            want = "target above one and above the committee band by more than its spread"
+            if band is None or vt is None:
+                out.append(PredictionCheck(name=p.name, kind=p.kind, expected=want, observed="no committee value",
+                                           held=None))
+            else:
+                out.append(PredictionCheck(name=p.name, kind=p.kind, expected=want,
+                                           observed=f"{float(band):.3g} above the band",
+                                           held=float(band) > 0 and float(vt) > 1.0))
         if p.committee in ("pass", "fail"):
             c = _committee_observed(r)
             held = None if c in ("skip",) else (c == p.committee)
@@ -110,10 +120,15 @@ def render(h: Hypothesis, prereg: Preregistration, reports: dict[str, ProbeRepor
         return AgentVerdict(hypothesis=h.id, verdict="escalate", type="exact-constraint violation", checks=checks,
                             reasons=reasons)
     strong = [r for r in scope if (r.signals.get("disagreement") or 0) >= DISAGREEMENT_DECADES]
-    if h.basis == "disagreement" and strong:
+    banded = {p.name for p in prereg.predictions if p.kind == "scope" and p.above_band}
+    outside = [r for r in scope if r.name in banded and (r.signals.get("band_excess") or 0) > 0
+               and (r.signals.get("exact_violation") or 0) > 1.0 and r not in strong]
+    if h.basis == "disagreement" and (strong or outside):
         return AgentVerdict(hypothesis=h.id, verdict="escalate", type="cross-model disagreement", checks=checks,
                             reasons=[f"the target stands at least {DISAGREEMENT_DECADES:g} decade above the committee "
-                                     f"median on {r.name}; every definite prediction held" for r in strong])
+                                     f"median on {r.name}; every definite prediction held" for r in strong]
+                            + [f"the target stands above the committee band by more than the committee's own spread "
+                               f"on {r.name} (pre-registered); every definite prediction held" for r in outside])
     return AgentVerdict(hypothesis=h.id, verdict="reject", checks=checks,
                         reasons=["no decisive signal: the predictions held but no scope protocol shows a decisive "
                                  "exact violation or a strong disagreement"])

@@ -236,8 +236,14 @@ class OfflinePlanner(Planner):
         preds = playbook_for(h.check).predictions(desk, h, table, settings, failing, passing, claim, clean, base,
                                                   narrowed)
         preds = [p for p in preds if p is not None]
-        if any(c.status in ("fail", "error") for c in desk.evidence
-               if c.contract == h.contract and c.model != desk.target_name):
+        if playbook_for(h.check).disagreement == "band" and h.basis == "disagreement":
+            # a bounded violation: the target is told apart by the committee band, whether or not members violate it
+            preds = [p.model_copy(update={
+                "committee": "any", "above_band": True,
+                "rationale": p.rationale + "; the target's v/tau is predicted above the committee's largest by more "
+                                           "than the committee's own spread (the committee band)"})
+                     if p.kind == "scope" and p.target == "fail" else p for p in preds]
+        elif self._committee_fails_class(desk, e, settings, claim):
             # the committee violates this law too: only the size of the violation can tell the target apart
             from .judgement import DISAGREEMENT_DECADES
 
@@ -258,6 +264,19 @@ class OfflinePlanner(Planner):
             raise NoProtocol(f"{h.id}: every protocol the offline rules derive was refused by the validator "
                              "(already evaluated or inadmissible)")
         return Preregistration(hypothesis=h.id, predictions=ok)
+
+    def _committee_fails_class(self, desk, e, settings, claim) -> bool:
+        """Does a committee model violate this law on configurations of the claimed class? (A committee failure on
+        another class, e.g. a broken slab of a metal the hypothesis is not about, says nothing about this one.)
+        Without per-probe evidence mapping onto the claim, any committee failure counts."""
+        by_probe = _units_by_probe(table_of(settings))
+        for c in desk.evidence:
+            if c.contract != e.contract or c.model == desk.target_name or c.status not in ("fail", "error"):
+                continue
+            units = [by_probe[p] for p in c.failing_probes() if p in by_probe]
+            if not units or any(unit_signature(e.check, f, u) in claim for f, u in units):
+                return True
+        return False
 
     # --- after the verdict -----------------------------------------------------------------------------------------
     def write_plans(self, desk, h, prereg, reports, verdict) -> list[WritePlan]:

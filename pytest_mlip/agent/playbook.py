@@ -82,6 +82,10 @@ class Playbook:
     default_evidence: ClassVar[bool] = False
     #: the law's escalation-report text (None: the generic :class:`~.lawreport.LawReport`)
     escalation_report: ClassVar[type | None] = None
+    #: how a disagreement-basis scope prediction tells the target from the committee: "decades" (the target's
+    #: 1 + v/tau a decade above the committee median) or "band" (above one and above the committee's largest by more
+    #: than the committee's spread: for a bounded violation, such as a fraction of a well depth)
+    disagreement: ClassVar[str] = "decades"
 
     # --- what a law states ---------------------------------------------------------------------------------------
     @staticmethod
@@ -130,6 +134,11 @@ class Playbook:
     def predictions(self, desk, h: Hypothesis, table, settings, failing, passing, claim, clean, base,
                     narrowed) -> list[Prediction]:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def attribute(self, h: Hypothesis, prereg, reports: dict) -> str:
+        """After the probes: which mechanism the probes point to, in words, citing the verdicts they rest on
+        (``[a:ID]``; no bare numbers). '' when the law's probes name none (the default)."""
+        return ""
 
     # --- shared helpers ------------------------------------------------------------------------------------------
     def _filter_units(self, desk, check, field_, units, existing, sigs, limit) -> list:

@@ -60,8 +60,10 @@ def run_protocol(settings, models: list[tuple[str, str]], ledger, context: dict 
     return outcomes, verdicts
 
 
-def signals(outcomes: list[ModelOutcome], ledger, name: str, basis: str) -> tuple[dict, dict, bool]:
-    """Severity, disagreement and exact-violation signals (each recorded as a derived artifact)."""
+def signals(outcomes: list[ModelOutcome], ledger, name: str, basis: str,
+            band: bool = False) -> tuple[dict, dict, bool]:
+    """Severity, disagreement and exact-violation signals (each recorded as a derived artifact); with ``band``, how
+    far the target stands above the committee band too (for a pre-registered band prediction)."""
     target = next(o for o in outcomes if o.role == "target")
     committee = [o for o in outcomes if o.role == "committee" and o.status != "skip"]
     sig, arts = {}, {}
@@ -106,6 +108,15 @@ def signals(outcomes: list[ModelOutcome], ledger, name: str, basis: str) -> tupl
             reason="committee disagreement: how far the target stands above the committee median (allocates "
                    "suspicion only)", context={"protocol": name})
         sig["committee_failing"] = float(sum(1 for o in committee if o.status in ("fail", "error")))
+        top, low = max(v for v, _ in cvals), min(v for v, _ in cvals)
+        if band and math.isfinite(vt) and math.isfinite(top):
+            excess = vt - top - (top - low)
+            sig["band_excess"] = excess
+            arts["band_excess"] = ledger.derive(
+                "band_excess", excess, [t_art] + [a for _, a in cvals],
+                params={"contract": name, "rule": "v/tau target - max v/tau committee - (max - min v/tau committee)"},
+                reason="committee band: how far the target stands above the committee's largest v/tau, beyond the "
+                       "committee's own spread (allocates suspicion only)", context={"protocol": name})
     from .judgement import DISAGREEMENT_DECADES
 
     everyone = [target] + committee
@@ -133,7 +144,8 @@ def probe(hypothesis: str, prediction, settings, target: str, committee: list[st
                                context={"agent": "probe", "hypothesis": hypothesis, "protocol": settings.name,
                                         "kind": prediction.kind})
     evaluations = sum(evaluator_for(spec).stats.calls - before[spec] for spec, _ in models)
-    sig, arts, suspect = signals(outcomes, ledger, settings.name, settings.basis)
+    sig, arts, suspect = signals(outcomes, ledger, settings.name, settings.basis,
+                                 band=bool(getattr(prediction, "above_band", False)))
     notes = []
     if suspect:
         notes.append("every model violates this protocol alike: the protocol, not the model, is suspect")

@@ -81,6 +81,10 @@ class Prediction(_Model):
     #: pre-registered disagreement: the target's (1 + v/tau) at least this many decades above the committee
     #: median's (for laws the committee violates too, where only the size of the violation tells them apart)
     excess_decades: float | None = Field(None, ge=0.0, le=12.0)
+    #: pre-registered committee band: the target's v/tau above one and above the committee's largest by more than
+    #: the committee's own spread (largest minus smallest); for laws whose violation is a bounded fraction (the dimer
+    #: tail), where a decade above the committee cannot happen however spurious the target
+    above_band: bool = False
     #: informational predictions (expect 'any' on the target) are measured but cannot reject
     rationale: str = Field("", max_length=1000)
     #: the protocol itself: one contract table (data only, validated before anything runs)

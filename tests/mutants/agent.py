@@ -95,3 +95,25 @@ class NickelOnlyWall(PairHole):
 transition_metal_wall = TransitionMetalWall
 #: ... and under a third spec: a committee member with exactly the target's defect
 same_defect_wall = TransitionMetalWall
+
+
+class ShearForce(AddedTerm):
+    """Breaks rotation invariance in the forces alone: F_x += k (z - z_mean) on isolated systems, energy untouched.
+
+    A force-head defect (the clean Morse energy is rotation-invariant): the rotated structure's forces are not the
+    rotated forces, the forces are not -dE/dx of the reported energy, and their Jacobian is not symmetric
+    (dF_x/dz = k, dF_z/dx = 0). Zero net force (sum of z - z_mean is zero) and translation-invariant. The
+    detective's symmetry playbook must name it a force defect; the symmetry law's own mutant,
+    ``foundation.OrientationBias`` (an orientation-dependent energy whose forces are its gradient), an energy defect.
+    """
+
+    conservative = False
+    k = 0.2  # eV/A^2: forces off by ~0.2 eV/A a few tenths of an A from the centroid, 4x energy-force's tau
+
+    def term(self, atoms):
+        n = len(atoms)
+        f = np.zeros((n, 3))
+        if periodic(atoms):
+            return 0.0, f, None
+        f[:, 0] = self.k * (atoms.positions[:, 2] - atoms.positions[:, 2].mean())
+        return 0.0, f, None

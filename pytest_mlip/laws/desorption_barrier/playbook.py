@@ -49,8 +49,23 @@ class DesorptionBarrierPlaybook(Playbook):
 
     @staticmethod
     def _neighbours(cases):
-        lists = [[c for c in ({"adsorbate": u["adsorbate"], "metal": n, "site": u.get("site", "ontop")}
-                              for n in same_class_neighbours(u["metal"])) if _known(c)] for u in cases]
+        """Unseen molecule/facet pairs next to each case, taken in turns: the molecule on neighbouring metals of the
+        same class, the other diatomic (CO for NO and back) on the same facet, the same molecule on the metal's other
+        facet (fcc(100) for fcc(111) and back)."""
+        from ...structures.adsorbates import METALS
+
+        lists = []
+        for u in cases:
+            site = u.get("site", "ontop")
+            out = [{"adsorbate": u["adsorbate"], "metal": n, "site": site} for n in same_class_neighbours(u["metal"])]
+            other = {"CO": "NO", "NO": "CO"}.get(u["adsorbate"])
+            if other:
+                out.insert(1, {**u, "adsorbate": other})
+            facet = u.get("facet") or METALS.get(u["metal"], ("",))[0]
+            flip = {"fcc111": "fcc100", "fcc100": "fcc111"}.get(facet)
+            if flip:
+                out.insert(2, {**u, "facet": flip, "site": "ontop" if site == "ontop" else "bridge"})
+            lists.append([c for c in out if _known(c)])
         return lists
 
     def predictions(self, desk, h, table, settings, failing, passing, claim, clean, base, narrowed):

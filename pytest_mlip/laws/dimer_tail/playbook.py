@@ -14,6 +14,7 @@ class DimerTailPlaybook(Playbook):
     mechanisms = {"": ("a mid-range tail: the learned pair energy still binds (or repels) strongly at a distance "
                        "where the reference has decayed, from sparse training data between the bond and the cutoff")}
     conditions = ("distance",)
+    disagreement = "band"  # a fraction of the well depth: a decade above the committee is out of reach
     decision = (
         ("scope fails, control passes", "the tail belongs to the element class that failed"),
         ("the tail persists at another distance", "a tail, not a single point: it spans the mid range"),
@@ -67,10 +68,28 @@ class DimerTailPlaybook(Playbook):
                     self._table(base, "control", h, "control: neighbours of the elements that passed", ctrl,
                                 settings)))
         other = round(min(6.0, settings.distance + 0.5), 2)
+        if other > _smallest_cutoff(desk) - 0.25:  # outside some model's reach: nearer instead
+            other = round(max(3.0, settings.distance - 0.5), 2)
+        side = "farther" if other > settings.distance else "nearer"
         preds.append(self._pred(
-            f"{base}-farther", "mechanism" if not narrowed else "scope", "fail", "any",
-            f"one factor varied (the tail distance, {other:g} A instead of {settings.distance:g} A): a spurious tail "
-            "spans the mid range, a single bad point does not",
-            self._table(base, "farther", h, "mechanism: the failing elements at another distance", els[:4],
+            f"{base}-{side}", "mechanism" if not narrowed else "scope", "fail", "any",
+            f"one factor varied (the tail distance, half an angstrom {side}, inside every model's cutoff): a spurious "
+            "tail spans the mid range, a single bad point does not",
+            self._table(base, side, h, "mechanism: the failing elements at another distance", els[:4],
                         settings, distance=other), extra=self._float64(desk)))
         return preds
+
+
+def _smallest_cutoff(desk) -> float:
+    """The smallest cutoff (A) among the target and committee (inf when none is stated)."""
+    from ...evaluation import evaluator_for
+
+    cuts = []
+    for spec in [desk.target] + list(desk.committee):
+        try:
+            c = evaluator_for(spec).model.info.cutoff
+        except Exception:
+            continue
+        if c:
+            cuts.append(float(c))
+    return min(cuts) if cuts else float("inf")

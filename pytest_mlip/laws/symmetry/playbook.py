@@ -95,6 +95,24 @@ class SymmetryPlaybook(Playbook):
                 {"name": f"{base}-distortion", "check": "symmetry", "hard": True, "basis": "exact",
                  "description": f"mechanism of {h.id}: the failing structures with the distortion switched",
                  "structures": varied, **common}))
+        # mechanism attribution: are the target's forces on the same structures the gradient of its energy, and is
+        # their Jacobian symmetric? A symmetry law broken by forces that are not a gradient is a force defect
+        mech = [u for u in structs[:MECHANISM_UNITS] if u.get("kind") != "file"]
+        if mech:
+            preds.append(self._pred(
+                f"{base}-energy-force", "mechanism", "any", "any",
+                "attribution (energy-force consistency on the same structures): forces that are not minus the "
+                "gradient of the energy break the symmetry in the forces alone, a force defect, not the energy's",
+                {"name": f"{base}-energy-force", "check": "energy_force", "hard": True, "basis": "exact",
+                 "description": f"mechanism of {h.id}: energy-force consistency on the failing structures",
+                 "structures": mech, "tolerance": {"forces": 0.05}}))
+            preds.append(self._pred(
+                f"{base}-jacobian", "mechanism", "any", "any",
+                "attribution (the force Jacobian on the same structures): an asymmetric Jacobian means no energy has "
+                "these forces as its gradient",
+                {"name": f"{base}-jacobian", "check": "jacobian_symmetry", "hard": True, "basis": "exact",
+                 "description": f"mechanism of {h.id}: force-Jacobian symmetry on the failing structures",
+                 "structures": mech, "tolerance": {"asymmetry": 2.5e-3}}))
         # impact: a periodic crystal of a failing element (condensed phase)
         if settings.transform != "periodic_image":
             bulks = self._crystals(desk, structs, existing)
@@ -106,6 +124,35 @@ class SymmetryPlaybook(Playbook):
                     {"name": f"{base}-crystal", "check": "symmetry", "hard": True, "basis": "exact",
                      "description": f"impact of {h.id}: a periodic crystal", "structures": bulks[:2], **common}))
         return preds
+
+    def attribute(self, h, prereg, reports) -> str:
+        """Name the defect from the attribution probes on the same structures: the forces' (not a gradient), or the
+        energy's (the forces are its gradient, so they inherit its broken symmetry)."""
+        def target(check):
+            r = next((r for r in reports.values() if r.check == check and r.kind == "mechanism"), None)
+            return None if r is None else r.target
+
+        ef, jac = target("energy_force"), target("jacobian_symmetry")
+        runs = [o for o in (ef, jac) if o is not None and o.status != "skip"]
+        if not runs:
+            return ""
+
+        def cite(o):
+            art = o.artifacts.get("verdict")
+            return (f"`{o.model}` {'violates' if o.status in ('fail', 'error') else 'obeys'} it"
+                    + (f" [a:{art}]" if art else ""))
+
+        bad = [o for o in runs if o.status in ("fail", "error")]
+        names = {id(ef): "energy-force consistency", id(jac): "force-Jacobian symmetry"}
+        said = "; ".join(f"{names[id(o)]}: {cite(o)}" for o in runs)
+        if bad:
+            return ("a force defect: on the structures that break the symmetry, the target's forces are not minus the "
+                    "gradient of its energy, so the symmetry breaking is named in the forces, not the energy "
+                    f"({said})")
+        if len(runs) == 2:
+            return ("an energy defect: on the same structures the target's forces are the gradient of its energy and "
+                    f"their Jacobian is symmetric, so the forces inherit the energy's broken symmetry ({said})")
+        return f"no force defect found by the attribution probe that ran ({said})"
 
     def obeyed_transforms(self, desk, exclude: str | None = None) -> list[str]:
         """Transforms whose contracts the target passed in the evidence (best known first)."""
