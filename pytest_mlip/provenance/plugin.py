@@ -277,21 +277,24 @@ def pytest_runtest_call(item):
         _record_item(item, prov, evaluator)
 
 
-def _sample_state(evaluator) -> tuple[int, int, int]:
+def _sample_state(evaluator) -> tuple[int, int, int, int]:
     if evaluator is None:
-        return 0, 0, 0
-    return evaluator.stats.calls, evaluator.stats.repeats, len(evaluator.nondeterminism)
+        return 0, 0, 0, 0
+    return (evaluator.stats.calls, evaluator.stats.repeats, len(evaluator.nondeterminism),
+            len(getattr(evaluator, "raised", ())))
 
 
 def _record_sample(item, evaluator, before):
     """The item's share of the sampled determinism check (calls, repeats, violations) travels in its report, so the
-    xdist controller sees every worker's."""
+    xdist controller sees every worker's; so do the model failures the item saw that no verdict reported (a test
+    that caught the evaluator's error)."""
     if evaluator is None or evaluator.sample is None:
         return
-    calls, repeats, found = _sample_state(evaluator)
+    calls, repeats, found, raised = _sample_state(evaluator)
+    unreported = list(dict.fromkeys(str(e) for e in evaluator.raised[before[3]:raised] if not e.reported))
     item.user_properties.append(("mlip_sample", json.dumps({
         "model": evaluator.name, "calls": calls - before[0], "repeats": repeats - before[1],
-        "violations": evaluator.nondeterminism[before[2]:found]}, default=float)))
+        "violations": evaluator.nondeterminism[before[2]:found], "unreported": unreported}, default=float)))
 
 
 def _record_item(item, prov, evaluator):
@@ -382,6 +385,8 @@ class _Collector:
         #: the sampled determinism check: model -> [calls, repeats]; violations found
         self.sampled: dict[str, list[int]] = {}
         self.nondeterminism: list[dict] = []
+        #: item name -> the first model failure it saw that no verdict reported (a test caught the error)
+        self.unreported: dict[str, str] = {}
 
     def pytest_runtest_logreport(self, report):
         _collect(self.config, report)
@@ -392,6 +397,10 @@ class _Collector:
                 counts[0] += data["calls"]
                 counts[1] += data["repeats"]
                 self.nondeterminism += data["violations"]
+                if data.get("unreported"):
+                    name = report.nodeid.rpartition("::")[2]
+                    more = len(data["unreported"]) - 1
+                    self.unreported[name] = data["unreported"][0][:240] + (f" (+{more} more)" if more else "")
         if _split_nodeid(report.nodeid) is None:
             return
         if report.when == "call" or report.failed or report.skipped:
@@ -414,8 +423,8 @@ class _Collector:
                                      f"{str(error).strip().splitlines()[-1][:200] if str(error).strip() else 'died'}")
 
     def pytest_keyboard_interrupt(self, excinfo):
-        if self.interrupted is None:
-            self.interrupted = "interrupted (Ctrl-C)"
+        if self.interrupted is None:  # SIGTERM arrives as a KeyboardInterrupt too: its handler names the signal
+            self.interrupted = self.config.stash.get(_STOPPED, None) or "interrupted (Ctrl-C)"
 
     def incomplete(self, state, verdicts: list[dict]) -> dict:
         """The top-level ``incomplete`` block of report.json: what did not finish, with names and a count."""
@@ -430,15 +439,19 @@ class _Collector:
         if partial:  # the user accepted a partial run (--mlip-partial): named, not counted
             deselected = []
         determinism = determinism_names(self.nondeterminism)
-        count = len(errors) + len(crashed) + len(not_run) + len(deselected) + len(determinism)
+        unreported = [f"{name}: {msg}" for name, msg in sorted(self.unreported.items())]
+        unchecked = unchecked_target(state.target, verdicts)
+        count = (len(errors) + len(crashed) + len(not_run) + len(deselected) + len(determinism) + len(unreported)
+                 + len(unchecked))
         return {"count": count, "errors": errors, "crashed": crashed, "not_run": not_run,
-                "deselected_hard": deselected, "determinism": determinism, "interrupted": self.interrupted,
+                "deselected_hard": deselected, "determinism": determinism, "unreported": unreported,
+                "unchecked": unchecked, "interrupted": self.interrupted,
                 "dead_workers": list(self.dead_workers), "partial": partial,
                 # what alone fails a run that has no baseline gate: an error verdict on any model (target or
                 # committee), a crash, an interruption, an item left over, outputs that change between identical
                 # calls, hard contracts deselected without --mlip-partial
                 "fails_run": bool(errors or crashed or not_run or self.interrupted or self.dead_workers
-                                  or determinism or deselected)}
+                                  or determinism or deselected or unreported or unchecked)}
 
     def sample_line(self) -> str | None:
         """The cost and outcome of the sampled determinism check, in one line."""
@@ -452,6 +465,17 @@ class _Collector:
                    else "identical within the floor")
         return (f"determinism (sampled): {repeats} of {calls} model call(s) repeated ({sample.fraction:.0%} seeded "
                 f"sample, at least {sample.minimum} per model and process; +{repeats} call(s)): {verdict}")
+
+
+def unchecked_target(target: str, verdicts: list[dict]) -> list[str]:
+    """One line when the target has verdicts and every one is a skip: the run checked nothing on it (a model that
+    supports no element of any contract, every law skipped), which must not read as a pass."""
+    mine = [v for v in verdicts if v["model"] == target and v.get("role", "target") == "target"]
+    if not mine or any(v["status"] != "skip" for v in mine):
+        return []
+    reasons = sorted({v.get("reason") or "skipped" for v in mine})
+    return [f"nothing was checked on {target}: all {len(mine)} contract(s) skipped ({reasons[0][:200]}"
+            + (f"; +{len(reasons) - 1} other reason(s))" if len(reasons) > 1 else ")")]
 
 
 def determinism_names(found: list[dict]) -> list[str]:
@@ -487,7 +511,7 @@ def gate_incomplete(block: dict, baseline: dict) -> dict:
     out = dict(block)
     out["deselected_hard"] = [n for n in block.get("deselected_hard", []) if n in gated]
     out["count"] = sum(len(out.get(k) or []) for k in ("errors", "crashed", "not_run", "deselected_hard",
-                                                       "determinism"))
+                                                       "determinism", "unreported", "unchecked"))
     return out
 
 
@@ -502,8 +526,10 @@ def incomplete_lines(block: dict) -> list[str]:
     if not (block.get("count") or block.get("interrupted") or block.get("dead_workers")):
         return partial
     parts = []
-    for key, what in (("determinism", "determinism violations (outputs differ between identical calls)"),
+    for key, what in (("unchecked", "target not checked"),
+                      ("determinism", "determinism violations (outputs differ between identical calls)"),
                       ("errors", "error verdicts"), ("crashed", "crashed"), ("not_run", "never ran"),
+                      ("unreported", "model failures a test caught (no verdict reports them)"),
                       ("deselected_hard", "hard contracts deselected")):
         if block.get(key):
             parts.append(f"{what}: {', '.join(block[key][:12])}" + (" ..." if len(block[key]) > 12 else ""))
