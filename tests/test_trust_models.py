@@ -345,3 +345,17 @@ def factory():
     assert "the run was terminated (SIGTERM)" in res.stdout.str()
     assert "Ctrl-C" not in res.stdout.str()
     assert report(pytester)["incomplete"]["interrupted"] == "terminated (SIGTERM)"
+
+
+def test_a_model_call_is_named_in_fatal_error_dumps():
+    """A segfault in native model code leaves no verdict; the faulthandler dump names the model call in progress
+    (its frame is named after the model spec)."""
+    import traceback
+
+    from pytest_mlip.evaluation.evaluator import named_call
+
+    def frame_below():
+        return traceback.extract_stack()[-2].name
+
+    assert named_call("mods:segv")(frame_below) == "model call of 'mods:segv'"
+    assert named_call("mods:segv") is named_call("mods:segv")  # made once per model

@@ -11,12 +11,14 @@ offending configuration, so a contract can fail that probe and go on.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import math
 import os
 import signal
 import threading
 import time
+import types
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -67,6 +69,21 @@ def no_process_exit(what: str):
         yield
     finally:
         os._exit = previous
+
+
+def _model_call(fn, *args):
+    return fn(*args)
+
+
+@functools.lru_cache(maxsize=None)
+def named_call(spec: str):
+    """A function that calls ``fn(*args)`` under a name that says which model it runs. A model that crashes the
+    interpreter (a segfault in native code) leaves no verdict and no report; the fatal-error stack dump (pytest's
+    faulthandler) then still names the model call in progress: ``File ".../evaluator.py", line N in model call of
+    'mods:segv'``."""
+    name = f"model call of {spec!r}"
+    code = _model_call.__code__.replace(co_name=name, co_qualname=name)
+    return types.FunctionType(code, _model_call.__globals__, name)
 
 
 #: exit status of a run stopped by the watchdog (pytest's "interrupted")

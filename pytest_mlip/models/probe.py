@@ -54,7 +54,7 @@ def probe_elements(calc, max_z: int = 94, first: list | None = None, name: str =
     from ase.data import chemical_symbols
 
     from ..errors import ModelTimeoutError
-    from ..evaluation.evaluator import CALL_TIMEOUT, call_deadline
+    from ..evaluation.evaluator import CALL_TIMEOUT, call_deadline, named_call
 
     ok = []
     for z in range(1, max_z + 1):
@@ -62,7 +62,7 @@ def probe_elements(calc, max_z: int = 94, first: list | None = None, name: str =
         try:
             calc.results = {}
             with call_deadline(CALL_TIMEOUT["seconds"], name, atoms):
-                calc.calculate(atoms, ["energy", "forces"], ["positions", "numbers", "cell", "pbc"])
+                named_call(name)(calc.calculate, atoms, ["energy", "forces"], ["positions", "numbers", "cell", "pbc"])
             if first is not None and not first:
                 first.append((atoms.copy(), dict(calc.results)))
         except ModelTimeoutError:

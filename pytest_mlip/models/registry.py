@@ -158,11 +158,11 @@ class LoadedModel:
     def compute(self, atoms, properties):
         """Run the calculator on a copy of ``atoms`` in the model's own dtype."""
         with self.lock, torch_default_dtype(self.torch_dtype):
-            from ..evaluation.evaluator import read_outputs
+            from ..evaluation.evaluator import named_call, read_outputs
 
             work = atoms.copy()
             work.calc = self.calc
-            return read_outputs(self.name, self.calc, work, properties)
+            return named_call(self.spec)(read_outputs, self.name, self.calc, work, properties)
 
 
 _LOADED: dict[str, LoadedModel] = {}
