@@ -29,6 +29,10 @@ class ModelEvaluationError(Exception):
     carries the offending configuration, and the run goes on.
     """
 
+    #: set by whoever turns the failure into a verdict (the contract engine, a law that names it): an unreported
+    #: failure inside a pytest item makes the run incomplete
+    reported: bool = False
+
     def __init__(self, model: str, atoms, message: str):
         self.model = model
         self.atoms = atoms

@@ -118,7 +118,7 @@ def _test_name(node) -> str:
     return name[:80] or "test"
 
 
-def settings_for(check_or_contract, name: str, overrides: dict):
+def settings_for(check_or_contract, name: str, overrides: dict, base_dir=None):
     """The settings ``mlip_check`` runs: a check name, a built-in contract name or a settings object,
     with the keyword overrides, named after the test (unless ``name=`` is among them)."""
     from .laws import CHECKS
@@ -151,11 +151,16 @@ def settings_for(check_or_contract, name: str, overrides: dict):
                         f"not {type(check_or_contract).__name__}")
     data = {**base, "name": name, **overrides}
     try:
-        return cls.model_validate(data)
+        settings = cls.model_validate(data)
     except Exception as exc:  # pydantic's ValidationError: name the field
         first = str(exc).splitlines()
         raise MlipError(f"mlip_check({check_or_contract!r}): invalid settings: "
                         + "; ".join(line.strip() for line in first[1:3])) from None
+    from .contracts.files import check_settings
+
+    label = check_or_contract if isinstance(check_or_contract, str) else settings.check
+    check_settings(settings, f"mlip_check({label!r}): settings", base=base_dir)  # what a contract file gets too
+    return settings
 
 
 @pytest.fixture
@@ -173,9 +178,13 @@ def mlip_check(request, mlip_model):
             raise MlipError("mlip_check runs one check per test (one row of the summary per test); "
                             "write one test per check")
         try:
-            settings = settings_for(check_or_contract, _test_name(node), overrides)
+            settings = settings_for(check_or_contract, _test_name(node), overrides, base_dir=node.path.parent)
         except MlipError as exc:
-            pytest.fail(str(exc), pytrace=False)
+            refused = str(exc)
+        else:
+            refused = None
+        if refused is not None:  # outside the except block: one line, no chained traceback
+            pytest.fail(refused, pytrace=False)
         verdict = run_check(node, settings, mlip_model.evaluator, mlip_model.role)
         if verdict.gating:
             pytest.fail(format_failure(verdict, state).replace(

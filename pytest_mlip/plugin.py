@@ -162,7 +162,12 @@ def pytest_configure(config):
         reason = _make_available(config, entry)
         if reason:
             raise MlipError(f"model {entry.name!r} is not usable here: {reason}")
-        raw = config.getoption("mlip_committee") or config.getini("mlip_committee") or "default"
+        given = config.getoption("mlip_committee")
+        if given is not None and not given.strip():  # --mlip-committee= with an unset variable behind it
+            raise MlipError(f"--mlip-committee={given!r} names no model; pass --mlip-committee=none for the target "
+                            "alone, --mlip-committee=default for one shipped model per other family, or a list "
+                            "(a,b)")
+        raw = given or config.getini("mlip_committee") or "default"
         if raw.strip().lower() == "none":
             committee = []
         elif raw.strip().lower() == "default":
@@ -333,11 +338,17 @@ def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str,
     files, near = _contract_files(config)
     seen: dict[str, Path] = {}
     index: dict[str, bool] = {}
+    zone = None  # the agent validator of generated_tests/, built on the first file there
     for f in files:
         inside = f.resolve().is_relative_to(root.resolve())
         settings = parse_contracts(f, root=root if inside else f.parent)
         if "generated_tests" in f.parts:
-            _agent_zone(f, target, committee)
+            if zone is None:
+                from .agent.validator import Validator
+
+                others = [Path(p) for p in config.getini("mlip_paths") if "generated_tests" not in Path(p).parts]
+                zone = Validator(target, committee, existing_dirs=[root / "contracts", *others])
+            _agent_zone(f, zone)
         for s in settings:
             if s.name in seen and seen[s.name] != f:
                 raise MlipError(f"duplicate contract name {s.name!r} in {f} and {seen[s.name]}: names identify "
@@ -357,20 +368,26 @@ def _stem(name: str) -> str:
     return re.sub(r"(?i)^mlip[-_ ]?", "", base) or "name"
 
 
-def _agent_zone(path: Path, target: str, committee: list[str]):
-    """generated_tests/ holds what the agent writes: every file there passes the agent's own validator."""
+def _agent_zone(path: Path, validator):
+    """generated_tests/ holds what the agent writes: every file there passes the agent's own validator, the file
+    name (``mlip_<slug>.toml``) and the no-repeat rule included (a protocol that repeats one in contracts/, the
+    built-in suite or an earlier generated file with only its name changed is refused)."""
     import tomllib
 
-    from .agent.validator import Validator, check_text
+    from .agent.validator import check_text
 
     text = path.read_text()
     errors = check_text(text)
     if not errors:
         tables = tomllib.loads(text).get("contract", [])
-        errors = Validator(target, committee, include_builtin=False).file(tables, slug=None, check_repeat=False).errors
+        gate = validator.file(tables, slug=path.name.removeprefix("mlip_").removesuffix(".toml"))
+        errors = gate.errors
+        for s in gate.settings or []:
+            validator.remember(s, f"{path.name}:{s.name}")
     if errors:
         raise MlipError(f"{path} is in generated_tests/ (the agent's zone) and the agent validator refuses it: "
-                        f"{errors[0]}; fix the file or move it to contracts/")
+                        f"{errors[0]}; " + ("delete it (what it checks is already checked)" if "repeats" in errors[0]
+                                            else "fix the file or move it to contracts/"))
 
 
 #: the SIGINT handler replaced while an interrupted run writes its outputs (restored at unconfigure)

@@ -226,9 +226,15 @@ def unit_atoms(field: str, unit) -> int:
 
         return len(molecule(unit["name"]))
     if kind == "bulk":
-        base = sum(Formula(unit["name"]).count().values())
-        per_cell = base * (8 if unit.get("cubic") or unit.get("orthorhombic") else 2)  # an upper bound
-        return per_cell * int(math.prod(unit.get("repeat", (1, 1, 1))))
+        repeat = int(math.prod(unit.get("repeat", (1, 1, 1))))
+        try:  # the cell ASE builds (cheap: a few atoms), so a message names the atoms the unit really has
+            from ase.build import bulk
+
+            kwargs = {k: unit[k] for k in ("crystalstructure", "a", "c", "cubic", "orthorhombic") if k in unit}
+            return len(bulk(unit["name"], **kwargs)) * repeat
+        except Exception:  # noqa: BLE001 - a spec ASE cannot build is refused by the schema; bound it here
+            base = sum(Formula(unit["name"]).count().values())
+            return base * (8 if unit.get("cubic") or unit.get("orthorhombic") else 2) * repeat  # an upper bound
     if kind == "slab":
         return int(math.prod(unit.get("size", (2, 2, 3)))) * 2
     return 0

@@ -151,12 +151,19 @@ def atom_count(spec) -> int:
     return len(spec.build())
 
 
-def _check_structures(path: Path, text: str, i: int, settings, root: Path | None, limit: int):
+def _at(path, text: str | None, i: int, loc: tuple) -> str:
+    """Where a settings error is: ``file:line: contract[i]`` for a contract file; the caller's label (e.g.
+    ``mlip_check('repulsive_wall'): settings``) for settings made in code (no text)."""
+    return f"{path}" if text is None else f"{path}:{_line_of(text, i, loc)}: contract[{i}]"
+
+
+def _check_structures(path: Path, text: str | None, i: int, settings, root: Path | None, limit: int,
+                      base: Path | None = None):
     for spec in structure_specs(settings):
-        where = f"{path}:{_line_of(text, i, ('structures',))}: contract[{i}] ({settings.name})"
+        where = f"{_at(path, text, i, ('structures',))} ({settings.name})"
         if getattr(spec, "kind", "") == "file":
             p = Path(spec.path)
-            target = (p if p.is_absolute() else path.parent / p).resolve()
+            target = (p if p.is_absolute() else (base or path.parent) / p).resolve()
             if root is not None and not target.is_relative_to(Path(root).resolve()):
                 raise ContractFileError(f"{where}: structure file {spec.path!r} is outside the project {root}; "
                                         "copy it into the project and give a path relative to the contract file")
@@ -189,8 +196,9 @@ def _check_probes(path: Path, text: str, i: int, settings):
              if isinstance(getattr(settings, k, None), (list, tuple)) and not getattr(settings, k)]
     named = [k for k in empty if k in settings.model_fields_set] or empty
     fields = ", ".join(named) if named else "its settings"
-    line = _line_of(text, i, (named[0],)) if named else _line_of(text, i, ("name",))
-    raise ContractFileError(f"{path}:{line}: contract[{i}] ({settings.name}) checks nothing: {fields} give(s) "
+    line = None if text is None else _line_of(text, i, (named[0],)) if named else _line_of(text, i, ("name",))
+    where = f"{path}" if text is None else f"{path}:{line}: contract[{i}]"
+    raise ContractFileError(f"{where} ({settings.name}) checks nothing: {fields} give(s) "
                             f"its {settings.check} check no probe; list at least one entry in {fields}")
 
 
@@ -237,7 +245,7 @@ def _check_symbols(path: Path, text: str, i: int, settings):
             field = ".".join(str(x) for x in loc)
             fixes = [f"{b!r} -> {by_lower[b.lower()]!r}" for b in bad if b.lower() in by_lower]
             fix = f"write {', '.join(fixes)}" if fixes else "write symbols as the periodic table does ('Cu', 'O')"
-            raise ContractFileError(f"{path}:{_line_of(text, i, loc[:1])}: contract[{i}].{field}: unknown element "
+            raise ContractFileError(f"{_at(path, text, i, loc[:1])}.{field}: unknown element "
                                     f"symbol(s) {bad} (symbols are case-sensitive); {fix}")
 
 
@@ -245,10 +253,20 @@ def _check_tolerances(path: Path, text: str, i: int, settings):
     for key, tau in settings.tolerance.items():
         floor = tolerance_floor(settings.check, key)
         if floor is not None and tau < floor[0]:
-            line = _line_of(text, i, ("tolerance",))
-            raise ContractFileError(f"{path}:{line}: contract[{i}].tolerance.{key} = {tau:g} is below the calibrated "
+            raise ContractFileError(f"{_at(path, text, i, ('tolerance',))}.tolerance.{key} = {tau:g} is below the "
+                                    "calibrated "
                                     f"noise floor {floor[0]:g} (measured on {floor[1]}); a verdict below the noise "
                                     f"is noise: use tolerance {key} >= {floor[0]:g}")
+
+
+def check_settings(settings, label: str, base: Path | None = None, limit: int = MAX_ATOMS):
+    """What :func:`parse_contracts` checks beyond the schema, for settings made in code (``mlip_check``): tolerances
+    not below the noise floor, element symbols, structures (files relative to ``base``, the atom limit) and at
+    least one probe; a :class:`ContractFileError` starting with ``label``."""
+    _check_tolerances(label, None, 0, settings)
+    _check_symbols(label, None, 0, settings)
+    _check_structures(label, None, 0, settings, None, limit, base=base or Path.cwd())
+    _check_probes(label, None, 0, settings)
 
 
 def parse_contracts(path: str | Path, text: str | None = None, root: str | Path | None = None) -> list[ContractSettings]:

@@ -11,12 +11,14 @@ offending configuration, so a contract can fail that probe and go on.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import math
 import os
 import signal
 import threading
 import time
+import types
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,6 +41,49 @@ def set_call_timeout(seconds: float | None):
 
 class _Deadline(BaseException):
     """Raised inside a model call by the timer; a BaseException so the model's own ``except Exception`` misses it."""
+
+
+#: the process's own ``os._exit``, kept before :func:`no_process_exit` stands in for it during model code
+_REAL_EXIT = os._exit
+
+
+class ModelExit(BaseException):
+    """Raised in place of ``os._exit`` called by model code (a calculator or a factory): the process lives on to
+    report it (a BaseException, like SystemExit, so the model's own ``except Exception`` misses it)."""
+
+
+@contextlib.contextmanager
+def no_process_exit(what: str):
+    """While the enclosed model code runs on this thread, ``os._exit(n)`` raises :class:`ModelExit` naming ``what``
+    instead of ending the process with no verdict (exit 0 and no report); other threads exit as usual."""
+    owner = threading.get_ident()
+
+    def refuse(status=0):
+        if threading.get_ident() != owner:
+            return _REAL_EXIT(status)
+        raise ModelExit(f"{what} called os._exit({status}) (a model must raise an exception, not end the process)")
+
+    previous = os._exit
+    os._exit = refuse
+    try:
+        yield
+    finally:
+        os._exit = previous
+
+
+def _model_call(fn, *args):
+    return fn(*args)
+
+
+@functools.lru_cache(maxsize=None)
+def named_call(spec: str):
+    """A function that calls ``fn(*args)`` under a name that says which model it runs. A model that crashes the
+    interpreter (a segfault in native code) leaves no verdict and no report; the fatal-error stack dump (pytest's
+    faulthandler) then still names the model call in progress: ``File ".../evaluator.py", line N in model call of
+    'mods:segv'``."""
+    name = f"model call of {spec!r}"
+    code = _model_call.__code__.replace(co_name=name, co_qualname=name)
+    return types.FunctionType(code, _model_call.__globals__, name)
 
 
 #: exit status of a run stopped by the watchdog (pytest's "interrupted")
@@ -69,7 +114,7 @@ def _hard_stop(seconds, model, atoms):
                          f"and could not be interrupted (it ignores SIGALRM or is stuck in native code); the run "
                          f"stops here, incomplete (exit {HARD_STOP_EXIT}); fix the model or raise --mlip-timeout\n")
     sys.__stderr__.flush()
-    os._exit(HARD_STOP_EXIT)
+    _REAL_EXIT(HARD_STOP_EXIT)
 
 
 class _Watchdog:
@@ -134,7 +179,8 @@ def call_deadline(seconds: float | None, model: str, atoms):
         previous = signal.signal(signal.SIGALRM, on_alarm)
         signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        yield
+        with no_process_exit(f"model {model!r}"):
+            yield
     except _Deadline:
         raise ModelTimeoutError(model, atoms, f"model call timed out after {seconds:g} s (--mlip-timeout)") from None
     finally:
@@ -251,6 +297,10 @@ class Evaluator:
     nondeterminism: list = field(default_factory=list)
     #: has the first real call's output been repeated? (it always is, besides the seeded sample)
     first_repeated: bool = False
+    #: every model failure raised to a caller (cached ones again when asked again): a caller that turns one into a
+    #: verdict marks it ``reported``; the pytest plugin lists an item's unreported ones as incomplete (a test that
+    #: catches the error and passes must not hide garbage)
+    raised: list = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -273,6 +323,7 @@ class Evaluator:
         if hit is not None:
             self.stats.hits += 1
             if isinstance(hit, ModelEvaluationError):
+                self.raised.append(hit)
                 raise hit
             return hit
         try:
@@ -281,6 +332,7 @@ class Evaluator:
             self.cache[key] = err
             if self.recorder is not None:
                 self.recorder(self.model, key, err, work)
+            self.raised.append(err)
             raise
         if self.sample is not None and not self.first_repeated:
             self._repeat_first_probe()
@@ -295,7 +347,11 @@ class Evaluator:
     def repeat(self, atoms) -> Evaluation:
         """A fresh model call on ``atoms`` that bypasses the cache (the determinism law compares it with the
         cached one); counted, validated and timed like any call, never stored in the cache."""
-        return self._call(prepare(atoms))
+        try:
+            return self._call(prepare(atoms))
+        except ModelEvaluationError as err:
+            self.raised.append(err)
+            raise
 
     def _repeat_first_probe(self):
         """The model's first real call, when the element probe made it before this evaluator existed, repeated

@@ -253,6 +253,7 @@ class Check:
         try:
             m = self.measure(settings, evaluator, probe)
         except ModelEvaluationError as err:
+            err.reported = True  # an error probe: the verdict carries it
             return ProbeResult(probe=probe.id, status="error", message=str(err), atoms=err.atoms,
                                normalized=math.inf, config_keys=sorted(keys))
         finally:

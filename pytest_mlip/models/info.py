@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+import math
+import os
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, field_validator
 
 
 class ModelInfo(BaseModel):
@@ -31,3 +35,108 @@ class ModelInfo(BaseModel):
             return []
         allowed = set(self.elements)
         return sorted({s for s in symbols if s not in allowed})
+
+
+#: what each ``mlip_metadata`` field must be, as the fix an error names
+METADATA_HINTS = {
+    "description": 'a string, e.g. "My potential, fine-tuned on Cu/Ni"',
+    "elements": 'a tuple of element symbols as the periodic table writes them, e.g. ("Cu", "Ni"), or None',
+    "cutoff": "the cutoff radius in Angstrom, a number > 0 and <= 100, e.g. 5.0",
+    "dtype": 'one of "float16", "bfloat16", "float32", "float64", "mixed", "unknown"',
+    "conservative": "True or False (a boolean, not a string), or None",
+    "training_data": 'a string, e.g. "MPtrj"',
+    "functional": 'a string, e.g. "PBE"',
+    "channel": "a string (the modal / head / task used), or None",
+    "version": 'a string, e.g. "1.2.0", or None',
+    "weights": "the path of the weights file or folder (it must exist; relative paths are from the current folder)",
+}
+
+
+class FactoryMetadata(BaseModel):
+    """The ``mlip_metadata`` dict a factory's calculator may carry, validated strictly where it is read: types as
+    written (``conservative = "yes"`` is an error), real element symbols, a positive cutoff in Angstrom, a known
+    dtype, a weights path that exists, and no unknown key."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    description: str | None = None
+    elements: tuple[str, ...] | None = None
+    cutoff: float | None = None
+    dtype: Literal["float16", "bfloat16", "float32", "float64", "mixed", "unknown"] | None = None
+    conservative: bool | None = None
+    training_data: str | None = None
+    functional: str | None = None
+    channel: str | None = None
+    version: str | None = None
+    weights: str | None = None
+
+    @field_validator("elements", mode="before")
+    @classmethod
+    def _elements(cls, value):
+        if isinstance(value, list):  # a list reads as naturally as a tuple
+            value = tuple(value)
+        if isinstance(value, tuple):
+            from ase.data import chemical_symbols
+
+            if not value:
+                raise ValueError("empty: a model that supports no element checks nothing")
+            known = set(chemical_symbols[1:])
+            bad = [s for s in value if s not in known]
+            if bad:
+                lower = {s.lower(): s for s in known}
+                fixes = [f"{b!r} -> {lower[b.lower()]!r}" for b in bad if isinstance(b, str) and b.lower() in lower]
+                raise ValueError(f"unknown element symbol(s) {bad} (symbols are case-sensitive)"
+                                 + (f": write {', '.join(fixes)}" if fixes else ""))
+        return value
+
+    @field_validator("cutoff", mode="before")
+    @classmethod
+    def _cutoff(cls, value):
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if isinstance(value, float) and not (math.isfinite(value) and 0 < value <= 100):
+            raise ValueError("out of range")
+        return value
+
+    @field_validator("weights", mode="before")
+    @classmethod
+    def _weights(cls, value):
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if isinstance(value, str):
+            path = os.path.abspath(os.path.expanduser(value))
+            if not os.path.exists(path):
+                raise ValueError(f"{value!r} does not exist (looked for {path})")
+            return path
+        return value
+
+
+def read_metadata(owner: str, raw) -> dict:
+    """The fields of a calculator's ``mlip_metadata`` that it sets, validated (:class:`FactoryMetadata`); a
+    :class:`~pytest_mlip.errors.ModelUnavailableError` in one line naming ``owner``, the field and the fix."""
+    import difflib
+
+    from pydantic import ValidationError
+
+    from ..errors import ModelUnavailableError
+
+    where = f"{owner}: its calculator's mlip_metadata"
+    if not isinstance(raw, dict):
+        raise ModelUnavailableError(f"{where} is a {type(raw).__name__}, not a dict; give a dict such as "
+                                    '{"elements": ("Cu", "Ni"), "cutoff": 5.0} (see README: Your own model)')
+    fields = list(FactoryMetadata.model_fields)
+    for key in raw:
+        if key not in fields:
+            close = difflib.get_close_matches(str(key), fields, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ModelUnavailableError(f"{where} has an unknown key {key!r}; {hint}the keys are {', '.join(fields)}")
+    try:
+        meta = FactoryMetadata.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = str(err["loc"][0]) if err["loc"] else "(dict)"
+        msg = err["msg"].removeprefix("Value error, ")
+        got = raw.get(field, None)
+        raise ModelUnavailableError(f"{where}: {field} = {got!r}: {msg}; give {METADATA_HINTS.get(field, 'a valid value')}"
+                                    ) from None
+    return meta.model_dump(exclude_unset=True)

@@ -1,10 +1,11 @@
 """Probe which elements a bare calculator supports (no declared metadata).
 
-"Unsupported" is what the model says: it raises an error that names the element or the species
-(``KeyError``, or a message such as "element H not supported", "unknown species"). An element whose
-dimer gives garbage (NaN, a wrong shape, a string) or an unrecognisable exception is *supported* as far
-as the probe can tell: the contracts then evaluate it, and the evaluator turns the garbage into an
-``error`` verdict naming the property. Garbage must never read as "element not supported".
+"Unsupported" is what the model says about *that* element: it raises an error that names it (its symbol,
+atomic number or name) as a ``KeyError`` key, or in a message such as "element H not supported", "unknown
+species 1". An element whose dimer gives garbage (NaN, a wrong shape, a string) or an exception that names no
+element (``KeyError('whatever')``, "model exploded") is *supported* as far as the probe can tell: the contracts
+then evaluate it, and the evaluator turns the garbage into an ``error`` verdict naming the property. Garbage must
+never read as "element not supported".
 """
 
 from __future__ import annotations
@@ -16,29 +17,52 @@ UNSUPPORTED = re.compile(r"(?i)(not\s+(be\s+)?support|unsupported|unknown\s+(ele
                          r"element|species|atomic\s+number)")
 
 
-def says_unsupported(exc: BaseException) -> bool:
-    """Does this exception read as "this element is not supported" (rather than a crash)?"""
-    return isinstance(exc, (KeyError, NotImplementedError)) or bool(UNSUPPORTED.search(str(exc)))
+def names_element(text: str, z: int) -> bool:
+    """Does ``text`` name element ``z``: its symbol ("Cu" also in "CuNi", "cu" as a word of its own), its atomic
+    number as a whole number, or its name?"""
+    from ase.data import atomic_names, chemical_symbols
+
+    symbol = chemical_symbols[z]
+    return bool(re.search(rf"(?<![A-Za-z]){symbol}(?![a-z])", text)
+                or re.search(rf"(?i)(?<![A-Za-z]){symbol}(?![A-Za-z])", text)
+                or re.search(rf"(?<![\d.]){z}(?![\d.])", text)
+                or re.search(rf"(?i)\b{atomic_names[z]}\b", text))
 
 
-def probe_elements(calc, max_z: int = 94, first: list | None = None) -> tuple[str, ...]:
+def says_unsupported(exc: BaseException, z: int) -> bool:
+    """Does this exception read as "element ``z`` is not supported" (rather than a crash)? A ``KeyError`` whose
+    key is the element (symbol or atomic number), or a ``NotImplementedError`` or a message in the words of
+    :data:`UNSUPPORTED` that names the element; an exception that names no element is the model's failure."""
+    from ase.data import chemical_symbols
+
+    if isinstance(exc, KeyError) and exc.args:
+        key = exc.args[0]
+        if isinstance(key, (int, str)) and not isinstance(key, bool) and str(key) in (str(z), chemical_symbols[z]):
+            return True
+    text = str(exc)
+    worded = isinstance(exc, (KeyError, NotImplementedError)) or bool(UNSUPPORTED.search(text))
+    return worded and names_element(text, z)
+
+
+def probe_elements(calc, max_z: int = 94, first: list | None = None, name: str = "probe") -> tuple[str, ...]:
     """Elements a dimer at 2.5 A in a 20 A box is evaluated for without the model saying it is unsupported.
 
     ``first``, when a list, receives (atoms, results) of the first call that returned: the model's first real
-    call, which the evaluator repeats (the determinism sample)."""
+    call, which the evaluator repeats (the determinism sample). ``name`` is the model's spec (what a timeout
+    names)."""
     from ase import Atoms
     from ase.data import chemical_symbols
 
     from ..errors import ModelTimeoutError
-    from ..evaluation.evaluator import CALL_TIMEOUT, call_deadline
+    from ..evaluation.evaluator import CALL_TIMEOUT, call_deadline, named_call
 
     ok = []
     for z in range(1, max_z + 1):
         atoms = Atoms(numbers=[z, z], positions=[[0, 0, 0], [0, 0, 2.5]], cell=[20, 20, 20], pbc=False)
         try:
             calc.results = {}
-            with call_deadline(CALL_TIMEOUT["seconds"], "probe", atoms):
-                calc.calculate(atoms, ["energy", "forces"], ["positions", "numbers", "cell", "pbc"])
+            with call_deadline(CALL_TIMEOUT["seconds"], name, atoms):
+                named_call(name)(calc.calculate, atoms, ["energy", "forces"], ["positions", "numbers", "cell", "pbc"])
             if first is not None and not first:
                 first.append((atoms.copy(), dict(calc.results)))
         except ModelTimeoutError:
@@ -48,7 +72,7 @@ def probe_elements(calc, max_z: int = 94, first: list | None = None) -> tuple[st
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 - the model's own words decide (SystemExit is a crash, not an exit)
-            if says_unsupported(exc):
+            if says_unsupported(exc, z):
                 continue
         ok.append(chemical_symbols[z])
     calc.results = {}

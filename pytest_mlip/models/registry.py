@@ -158,11 +158,11 @@ class LoadedModel:
     def compute(self, atoms, properties):
         """Run the calculator on a copy of ``atoms`` in the model's own dtype."""
         with self.lock, torch_default_dtype(self.torch_dtype):
-            from ..evaluation.evaluator import read_outputs
+            from ..evaluation.evaluator import named_call, read_outputs
 
             work = atoms.copy()
             work.calc = self.calc
-            return read_outputs(self.name, self.calc, work, properties)
+            return named_call(self.spec)(read_outputs, self.name, self.calc, work, properties)
 
 
 _LOADED: dict[str, LoadedModel] = {}
@@ -203,7 +203,7 @@ def load(spec: str, probe: bool = True) -> LoadedModel:
             from .probe import probe_elements
 
             first: list = []
-            loaded.info = loaded.info.model_copy(update={"elements": probe_elements(loaded.calc, first=first)})
+            loaded.info = loaded.info.model_copy(update={"elements": probe_elements(loaded.calc, first=first, name=spec)})
             loaded.first_call = first[0] if first else None
         return loaded
     entry = resolve(spec)
@@ -213,9 +213,12 @@ def load(spec: str, probe: bool = True) -> LoadedModel:
     start = time.perf_counter()
     # Undo whatever global dtype the loader sets, but remember it: that is the
     # dtype the model expects to run in.
+    from ..evaluation.evaluator import no_process_exit
+
     with torch_default_dtype(None):
         try:
-            calc = entry.load(entry.weights)
+            with no_process_exit(f"the model loader of {entry.name!r}"):
+                calc = entry.load(entry.weights)
         except ModelUnavailableError:
             raise
         except ImportError as exc:
@@ -236,15 +239,17 @@ def load(spec: str, probe: bool = True) -> LoadedModel:
         )
     info = entry.info
     extra = getattr(calc, "mlip_metadata", None)
-    if isinstance(extra, dict):
-        info = info.model_copy(update=extra)
+    if extra is not None:
+        from .info import read_metadata
+
+        info = info.model_copy(update=read_metadata(f"model {entry.name!r}", extra))
     props = tuple(getattr(calc, "implemented_properties", info.implemented_properties))
     info = info.model_copy(update={"implemented_properties": props})
     if probe and info.elements is None and info.family == "factory":
         from .probe import probe_elements
 
         first_probe: list = []
-        info = info.model_copy(update={"elements": probe_elements(calc, first=first_probe)})
+        info = info.model_copy(update={"elements": probe_elements(calc, first=first_probe, name=spec)})
     else:
         first_probe = []
     loaded = LoadedModel(

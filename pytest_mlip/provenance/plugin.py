@@ -183,21 +183,24 @@ def pytest_runtest_call(item):
         _record_item(item, prov, evaluator)
 
 
-def _sample_state(evaluator) -> tuple[int, int, int]:
+def _sample_state(evaluator) -> tuple[int, int, int, int]:
     if evaluator is None:
-        return 0, 0, 0
-    return evaluator.stats.calls, evaluator.stats.repeats, len(evaluator.nondeterminism)
+        return 0, 0, 0, 0
+    return (evaluator.stats.calls, evaluator.stats.repeats, len(evaluator.nondeterminism),
+            len(getattr(evaluator, "raised", ())))
 
 
 def _record_sample(item, evaluator, before):
     """The item's share of the sampled determinism check (calls, repeats, violations) travels in its report, so the
-    xdist controller sees every worker's."""
+    xdist controller sees every worker's; so do the model failures the item saw that no verdict reported (a test
+    that caught the evaluator's error)."""
     if evaluator is None or evaluator.sample is None:
         return
-    calls, repeats, found = _sample_state(evaluator)
+    calls, repeats, found, raised = _sample_state(evaluator)
+    unreported = list(dict.fromkeys(str(e) for e in evaluator.raised[before[3]:raised] if not e.reported))
     item.user_properties.append(("mlip_sample", json.dumps({
         "model": evaluator.name, "calls": calls - before[0], "repeats": repeats - before[1],
-        "violations": evaluator.nondeterminism[before[2]:found]}, default=float)))
+        "violations": evaluator.nondeterminism[before[2]:found], "unreported": unreported}, default=float)))
 
 
 def _record_item(item, prov, evaluator):

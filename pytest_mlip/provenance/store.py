@@ -75,6 +75,11 @@ class Store:
     def __init__(self, path, readonly: bool = False):
         self.path = Path(path)
         self.readonly = readonly
+        if self.path.exists() and not self.path.is_file():  # a folder, /dev/null, a pipe: never opened as a store
+            what = "a folder" if self.path.is_dir() else "not a regular file (a device, pipe or socket)"
+            option = "--store PATH" if readonly else "--mlip-store=PATH"
+            raise StoreError(f"provenance store {self.path} is {what}; a store is a regular SQLite file: pass a file "
+                             f"path with {option} (e.g. .mlip/provenance.sqlite)")
         try:
             if readonly:
                 if not self.path.is_file():

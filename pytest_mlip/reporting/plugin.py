@@ -248,6 +248,8 @@ class _Collector:
         #: the sampled determinism check: model -> [calls, repeats]; violations found
         self.sampled: dict[str, list[int]] = {}
         self.nondeterminism: list[dict] = []
+        #: item name -> the first model failure it saw that no verdict reported (a test caught the error)
+        self.unreported: dict[str, str] = {}
 
     def pytest_runtest_logreport(self, report):
         for key, value in getattr(report, "user_properties", []):
@@ -257,6 +259,10 @@ class _Collector:
                 counts[0] += data["calls"]
                 counts[1] += data["repeats"]
                 self.nondeterminism += data["violations"]
+                if data.get("unreported"):
+                    name = report.nodeid.rpartition("::")[2]
+                    more = len(data["unreported"]) - 1
+                    self.unreported[name] = data["unreported"][0][:240] + (f" (+{more} more)" if more else "")
         if _split_nodeid(report.nodeid) is None:
             return
         if report.when == "call" or report.failed or report.skipped:
@@ -279,8 +285,8 @@ class _Collector:
                                      f"{str(error).strip().splitlines()[-1][:200] if str(error).strip() else 'died'}")
 
     def pytest_keyboard_interrupt(self, excinfo):
-        if self.interrupted is None:
-            self.interrupted = "interrupted (Ctrl-C)"
+        if self.interrupted is None:  # SIGTERM arrives as a KeyboardInterrupt too: its handler names the signal
+            self.interrupted = self.config.stash.get(_STOPPED, None) or "interrupted (Ctrl-C)"
 
     def incomplete(self, state, verdicts: list[dict]) -> dict:
         """The top-level ``incomplete`` block of report.json: what did not finish, with names and a count."""
@@ -295,15 +301,19 @@ class _Collector:
         if partial:  # the user accepted a partial run (--mlip-partial): named, not counted
             deselected = []
         determinism = determinism_names(self.nondeterminism)
-        count = len(errors) + len(crashed) + len(not_run) + len(deselected) + len(determinism)
+        unreported = [f"{name}: {msg}" for name, msg in sorted(self.unreported.items())]
+        unchecked = unchecked_target(state.target, verdicts)
+        count = (len(errors) + len(crashed) + len(not_run) + len(deselected) + len(determinism) + len(unreported)
+                 + len(unchecked))
         return {"count": count, "errors": errors, "crashed": crashed, "not_run": not_run,
-                "deselected_hard": deselected, SAMPLED: determinism, "interrupted": self.interrupted,
+                "deselected_hard": deselected, SAMPLED: determinism, "unreported": unreported,
+                "unchecked": unchecked, "interrupted": self.interrupted,
                 "dead_workers": list(self.dead_workers), "partial": partial,
                 # what alone fails a run that has no baseline gate: an error verdict on any model (target or
                 # committee), a crash, an interruption, an item left over, outputs that change between identical
                 # calls, hard contracts deselected without --mlip-partial
                 "fails_run": bool(errors or crashed or not_run or self.interrupted or self.dead_workers
-                                  or determinism or deselected)}
+                                  or determinism or deselected or unreported or unchecked)}
 
     def sample_line(self) -> str | None:
         """The cost and outcome of the sampled determinism check, in one line."""
@@ -317,6 +327,17 @@ class _Collector:
                    else "identical within the floor")
         return (f"determinism (sampled): {repeats} of {calls} model call(s) repeated ({sample.fraction:.0%} seeded "
                 f"sample, at least {sample.minimum} per model and process; +{repeats} call(s)): {verdict}")
+
+
+def unchecked_target(target: str, verdicts: list[dict]) -> list[str]:
+    """One line when the target has verdicts and every one is a skip: the run checked nothing on it (a model that
+    supports no element of any contract, every law skipped), which must not read as a pass."""
+    mine = [v for v in verdicts if v["model"] == target and v.get("role", "target") == "target"]
+    if not mine or any(v["status"] != "skip" for v in mine):
+        return []
+    reasons = sorted({v.get("reason") or "skipped" for v in mine})
+    return [f"nothing was checked on {target}: all {len(mine)} contract(s) skipped ({reasons[0][:200]}"
+            + (f"; +{len(reasons) - 1} other reason(s))" if len(reasons) > 1 else ")")]
 
 
 def determinism_names(found: list[dict]) -> list[str]:
@@ -355,7 +376,7 @@ def gate_incomplete(block: dict, baseline: dict, verdicts: list[dict], updating:
     out["missing"] = [] if updating else missing_from_run(baseline, verdicts, set(out["deselected_hard"])
                                                           | set(out.get("partial") or []))
     out["count"] = sum(len(out.get(k) or []) for k in ("errors", "crashed", "not_run", "deselected_hard",
-                                                       SAMPLED, "missing"))
+                                                       SAMPLED, "unreported", "unchecked", "missing"))
     if not out["count"] and not block:
         return {}
     return out
@@ -372,8 +393,10 @@ def incomplete_lines(block: dict) -> list[str]:
     if not (block.get("count") or block.get("interrupted") or block.get("dead_workers")):
         return partial
     parts = []
-    for key, what in ((SAMPLED, "determinism violations (outputs differ between identical calls)"),
+    for key, what in (("unchecked", "target not checked"),
+                      (SAMPLED, "determinism violations (outputs differ between identical calls)"),
                       ("errors", "error verdicts"), ("crashed", "crashed"), ("not_run", "never ran"),
+                      ("unreported", "model failures a test caught (no verdict reports them)"),
                       ("deselected_hard", "hard contracts deselected"),
                       ("missing", "hard contracts of the baseline not collected (a contract file removed or a contract "
                                   "renamed? restore it, or rerun with --mlip-update-baseline to drop it)")):

@@ -125,6 +125,7 @@ def run_nve(atoms, evaluator, temperature: float, timestep_fs: float, steps: int
     except ModelOutputError as err:
         if not out["t"] or "non-finite" not in str(err):
             raise  # garbage of another kind (shape, type), or on the starting structure: not a dynamical instability
+        err.reported = True  # the verdict names it as the instability
         out["unstable_step"], out["why"] = dyn.nsteps + 1, f"non-finite model output ({err.prop})"  # the step tried
     frame = work.copy()
     frame.calc = None

@@ -1,0 +1,361 @@
+"""Garbage in is an error out, on the model side: held-out cases of issue 10 (a fresh tester's attack on the gate).
+
+A model that fails everywhere is not "unsupported everywhere"; a model that ends the process is an error verdict;
+a factory's ``mlip_metadata`` is validated strictly; ``mlip_check`` refuses what a contract file refuses and a test
+that swallows the evaluator's error does not hide it; generated_tests/ files pass the agent's whole validator; a run
+that checked nothing on its target, or was terminated, says so. Each case runs the plugin in-process on a small
+EMT-based factory written here.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import pytest_mlip.provenance.plugin  # noqa: F401  (kept in pytester's module snapshot)
+
+ROOT = Path(__file__).resolve().parent.parent
+ZNF = ('[[contract]]\nname = "{name}"\ncheck = "zero_net_force"\n'
+       'structures = [ {{ kind = "bulk", name = "Cu", cubic = true, rattle = 0.05 }} ]\n')
+
+#: factories of the cases below (module ``heldout`` in the pytester folder); EMT underneath
+MODELS = '''
+import os
+from ase.calculators.emt import EMT
+
+
+class Broken(EMT):
+    """calculate() runs ``self.fail(atoms)`` first."""
+
+    def __init__(self, fail):
+        super().__init__()
+        self.fail = fail
+
+    def calculate(self, atoms=None, properties=("energy",), system_changes=None):
+        self.fail(atoms)
+        super().calculate(atoms, properties, system_changes or ["positions"])
+
+
+def _raise(exc):
+    raise exc
+
+
+def keyerror():
+    return Broken(lambda atoms: _raise(KeyError("bogus")))
+
+
+def names_every_element():
+    return Broken(lambda atoms: _raise(ValueError(f"element {atoms.get_chemical_symbols()[0]} not supported")))
+
+
+def exits():
+    return Broken(lambda atoms: os._exit(0))
+
+
+def factory_exits():
+    os._exit(0)
+
+
+def clean():
+    return EMT()
+
+
+def meta(**fields):
+    def factory():
+        calc = EMT()
+        calc.mlip_metadata = fields.get("raw", fields)
+        return calc
+    return factory
+
+
+lower = meta(elements=("cu", "ni"))
+negative_cutoff = meta(cutoff=-5.0)
+float8 = meta(dtype="float8")
+yes = meta(conservative="yes")
+misspelt = meta(elemnts=("Cu",))
+as_list = meta(raw=["Cu"])
+no_weights = meta(weights="weights/none.ckpt")
+good = meta(elements=["Cu", "Ni"], cutoff=5, dtype="float64", conservative=True)
+'''
+
+
+@pytest.fixture
+def run(pytester, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    monkeypatch.syspath_prepend(str(pytester.path))
+    pytester.makepyfile(heldout=MODELS)
+    from pytest_mlip.evaluation import evaluator as ev_mod
+    from pytest_mlip.models import registry as reg_mod
+
+    def forget():  # every test loads its factories afresh
+        for cache in (ev_mod._EVALUATORS, reg_mod._LOADED):
+            for spec in [s for s in cache if s.startswith("heldout:")]:
+                cache.pop(spec)
+
+    forget()
+
+    def _run(*args, model="heldout:clean", committee="none", **kwargs):
+        return pytester.runpytest_inprocess(f"--mlip={model}", f"--mlip-committee={committee}", "-p",
+                                            "no:cacheprovider", *args, **kwargs)
+
+    yield _run
+    forget()
+
+
+def files(pytester, **texts):
+    for rel, text in texts.items():
+        p = pytester.path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+def one_line_usage_error(res, *needles):
+    assert res.ret == pytest.ExitCode.USAGE_ERROR, res.stdout.str()[-2000:]
+    err = [ln for ln in res.stderr.str().strip().splitlines() if ln.strip()]
+    assert len(err) == 1, err
+    for n in needles:
+        assert n in err[0], err[0]
+    return err[0]
+
+
+def report(pytester) -> dict:
+    return json.loads((pytester.path / "rep" / "report.json").read_text())
+
+
+# --- element probing: "unsupported" names the element; anything else is the model's failure ------------------------
+
+@pytest.mark.parametrize("exc, z, unsupported", [
+    (KeyError("bogus"), 29, False),
+    (KeyError("Cu"), 29, True),
+    (KeyError(29), 29, True),
+    (ValueError("element Cu not supported"), 29, True),
+    (ValueError("element Cu not supported"), 28, False),  # names another element
+    (RuntimeError("unknown species 8"), 8, True),
+    (RuntimeError("model exploded"), 29, False),
+    (NotImplementedError("no parameters for nickel"), 28, True),
+])
+def test_unsupported_means_the_error_names_that_element(exc, z, unsupported):
+    from pytest_mlip.models.probe import says_unsupported
+
+    assert says_unsupported(exc, z) is unsupported
+
+
+def test_a_model_that_raises_everywhere_is_an_error_not_a_skip(run, pytester):
+    files(pytester, **{"contracts/mlip_x.toml": ZNF.format(name="x")})
+    res = run("--mlip-no-builtin", "--mlip-report=rep", model="heldout:keyerror")
+    assert res.ret == 1, res.stdout.str()[-2000:]
+    assert "model raised KeyError: 'bogus'" in res.stdout.str()
+    assert report(pytester)["incomplete"]["errors"] == ["x[heldout:keyerror]"]
+
+
+def test_a_committee_member_that_raises_everywhere_gets_error_verdicts(run, pytester):
+    files(pytester, **{"contracts/mlip_x.toml": ZNF.format(name="x")})
+    res = run("--mlip-no-builtin", "--mlip-report=rep", committee="heldout:keyerror")
+    assert res.ret == 1, res.stdout.str()[-2000:]
+    assert report(pytester)["incomplete"]["errors"] == ["x[heldout:keyerror]"]
+
+
+def test_a_run_that_checked_nothing_on_the_target_is_incomplete(run, pytester):
+    """A model that says every element is unsupported skips every contract: the run checked nothing and fails."""
+    files(pytester, **{"contracts/mlip_x.toml": ZNF.format(name="x")})
+    res = run("--mlip-no-builtin", "--mlip-report=rep", model="heldout:names_every_element")
+    assert res.ret == 1, res.stdout.str()[-2000:]
+    inc = report(pytester)["incomplete"]
+    assert inc["fails_run"] and inc["count"] == 1
+    assert inc["unchecked"] == ["nothing was checked on heldout:names_every_element: all 1 contract(s) skipped "
+                                "(element(s) Cu not supported by heldout:names_every_element)"]
+    assert "target not checked: nothing was checked on heldout:names_every_element" in res.stdout.str()
+    assert "target not checked" in (pytester.path / "rep" / "report.md").read_text()
+
+
+# --- os._exit inside model code ---------------------------------------------------------------------------------
+
+def test_os_exit_in_a_model_call_is_an_error_verdict(run, pytester):
+    files(pytester, **{"contracts/mlip_x.toml": ZNF.format(name="x")})
+    res = run("--mlip-no-builtin", "--mlip-report=rep", model="heldout:exits")
+    assert res.ret == 1, res.stdout.str()[-2000:]
+    assert "model 'heldout:exits' called os._exit(0)" in res.stdout.str()
+    assert report(pytester)["incomplete"]["errors"] == ["x[heldout:exits]"]
+
+
+def test_os_exit_in_the_factory_is_a_usage_error(run, pytester):
+    files(pytester, **{"contracts/mlip_x.toml": ZNF.format(name="x")})
+    one_line_usage_error(run("--mlip-no-builtin", model="heldout:factory_exits"), "heldout:factory_exits",
+                         "called os._exit(0)", "fix the factory")
+
+
+def test_os_exit_of_another_thread_is_untouched(monkeypatch):
+    """Only the thread running model code has os._exit refused; the watchdog and other threads keep theirs."""
+    import os
+    import threading
+
+    from pytest_mlip.evaluation import evaluator as ev
+
+    seen, before = [], os._exit
+    monkeypatch.setattr(ev, "_REAL_EXIT", seen.append)
+    with ev.no_process_exit("model 'm'"):
+        t = threading.Thread(target=lambda: os._exit(7))
+        t.start()
+        t.join()
+        with pytest.raises(ev.ModelExit, match=r"model 'm' called os\._exit\(3\)"):
+            os._exit(3)
+    assert seen == [7] and os._exit is before
+
+
+# --- mlip_metadata --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("factory, needles", [
+    ("lower", ["elements", "'cu' -> 'Cu'"]),
+    ("negative_cutoff", ["cutoff = -5.0", "Angstrom"]),
+    ("float8", ["dtype = 'float8'", '"float32"']),
+    ("yes", ["conservative = 'yes'", "boolean"]),
+    ("misspelt", ["unknown key 'elemnts'", "did you mean 'elements'"]),
+    ("as_list", ["is a list, not a dict"]),
+    ("no_weights", ["weights = 'weights/none.ckpt'", "does not exist"]),
+])
+def test_factory_metadata_is_validated_strictly(run, pytester, factory, needles):
+    files(pytester, **{"contracts/mlip_x.toml": ZNF.format(name="x")})
+    one_line_usage_error(run("--mlip-no-builtin", model=f"heldout:{factory}"), f"heldout:{factory}", "mlip_metadata",
+                         *needles)
+
+
+def test_valid_metadata_is_read():
+    from pytest_mlip.models.info import read_metadata
+
+    assert read_metadata("m", {"elements": ["Cu", "Ni"], "cutoff": 5, "conservative": True}) == {
+        "elements": ("Cu", "Ni"), "cutoff": 5.0, "conservative": True}
+
+
+# --- options --------------------------------------------------------------------------------------------------------
+
+def test_an_empty_committee_is_a_usage_error(run, pytester):
+    files(pytester, **{"contracts/mlip_x.toml": ZNF.format(name="x")})
+    one_line_usage_error(run("--mlip-no-builtin", committee=""), "--mlip-committee=''", "none", "default")
+
+
+def test_a_store_that_is_not_a_regular_file_is_refused():
+    from pytest_mlip.provenance.store import Store, StoreError
+
+    with pytest.raises(StoreError, match="not a regular file") as err:
+        Store("/dev/null")
+    assert "aside" not in str(err.value)
+
+
+# --- tests written with mlip_check ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call, needles", [
+    ('mlip_check("repulsive_wall", pairs=[["cu", "Cu"]])', ["settings.pairs", "'cu' -> 'Cu'"]),
+    ('mlip_check("zero_net_force", structures=[{"kind": "bulk", "name": "Cu", "cubic": True}], '
+     'tolerance={"net_force": 1e-15})', ["tolerance.net_force = 1e-15", "noise floor"]),
+])
+def test_mlip_check_refuses_what_a_contract_file_refuses(run, pytester, call, needles):
+    files(pytester, **{"tests/test_mine.py": f"def test_x(mlip_model, mlip_check):\n    {call}\n"})
+    res = run("tests/test_mine.py")
+    assert res.ret == 1
+    out = res.stdout.str()
+    assert "Traceback" not in out and "During handling" not in out and "KeyError" not in out
+    failure = [ln for ln in res.stdout.lines if ln.startswith("mlip_check(")]
+    assert len(failure) == 1 and all(n in failure[0] for n in needles), out[-2000:]
+
+
+def test_a_test_that_swallows_the_evaluators_error_leaves_the_run_incomplete(run, pytester):
+    files(pytester, **{"tests/test_mine.py": '''
+from ase.build import bulk
+from pytest_mlip.errors import ModelEvaluationError
+
+
+def test_x(mlip_model):
+    atoms = bulk("Cu", cubic=True)
+    atoms.calc = mlip_model.calc
+    try:
+        atoms.get_potential_energy()
+    except ModelEvaluationError:
+        pass
+'''})
+    res = run("tests/test_mine.py", "--mlip-report=rep", model="heldout:keyerror")
+    assert res.ret == 1, res.stdout.str()[-2000:]
+    inc = report(pytester)["incomplete"]
+    assert inc["unreported"] == ["test_x[heldout:keyerror]: heldout:keyerror: model raised KeyError: 'bogus' on Cu4"]
+    assert inc["fails_run"]
+
+
+# --- generated_tests/ ---------------------------------------------------------------------------------------------
+
+def test_generated_file_names_follow_the_agent_slug_rule(run, pytester):
+    files(pytester, **{"generated_tests/mlip_My File.toml": ZNF.format(name="g")})
+    one_line_usage_error(run("--mlip-no-builtin"), "generated_tests/", "slug 'My File'")
+
+
+def test_a_generated_repeat_of_a_project_contract_is_refused(run, pytester):
+    files(pytester, **{"contracts/mlip_x.toml": ZNF.format(name="x"),
+                       "generated_tests/mlip_g.toml": ZNF.format(name="g")})
+    one_line_usage_error(run("--mlip-no-builtin"), "generated_tests/", "g: repeats the existing protocol mlip_x.toml:x",
+                         "delete it")
+
+
+def test_the_atom_count_of_a_bulk_unit_is_exact():
+    from pytest_mlip.agent.protocols import unit_atoms
+
+    assert unit_atoms("structures", {"kind": "bulk", "name": "Cu", "cubic": True, "repeat": [6, 6, 6]}) == 864
+    assert unit_atoms("structures", {"kind": "bulk", "name": "Cu", "repeat": [2, 2, 2]}) == 8
+
+
+# --- how a stopped run is named -------------------------------------------------------------------------------------
+
+def test_the_element_probe_names_the_model_in_its_deadline(monkeypatch):
+    """The timeout of an element-probe call (and the watchdog's line) names the model's spec, not 'probe'."""
+    import contextlib
+
+    from ase.calculators.emt import EMT
+
+    from pytest_mlip.evaluation import evaluator as ev
+    from pytest_mlip.models.probe import probe_elements
+
+    names = set()
+
+    @contextlib.contextmanager
+    def spy(seconds, model, atoms):
+        names.add(model)
+        yield
+
+    monkeypatch.setattr(ev, "call_deadline", spy)
+    probe_elements(EMT(), max_z=2, name="my.module:factory")
+    assert names == {"my.module:factory"}
+
+
+def test_sigterm_is_named_as_such(run, pytester):
+    pytester.makepyfile(sigmodel='''
+import os, signal
+from ase.calculators.emt import EMT
+
+
+class Term(EMT):
+    def calculate(self, *a, **k):
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def factory():
+    calc = Term()
+    calc.mlip_metadata = {"elements": ("Cu",)}
+    return calc
+''')
+    files(pytester, **{"contracts/mlip_x.toml": ZNF.format(name="x")})
+    res = run("--mlip-no-builtin", "--mlip-report=rep", model="sigmodel:factory", no_reraise_ctrlc=True)
+    assert res.ret == pytest.ExitCode.INTERRUPTED
+    assert "the run was terminated (SIGTERM)" in res.stdout.str()
+    assert "Ctrl-C" not in res.stdout.str()
+    assert report(pytester)["incomplete"]["interrupted"] == "terminated (SIGTERM)"
+
+
+def test_a_model_call_is_named_in_fatal_error_dumps():
+    """A segfault in native model code leaves no verdict; the faulthandler dump names the model call in progress
+    (its frame is named after the model spec)."""
+    import traceback
+
+    from pytest_mlip.evaluation.evaluator import named_call
+
+    def frame_below():
+        return traceback.extract_stack()[-2].name
+
+    assert named_call("mods:segv")(frame_below) == "model call of 'mods:segv'"
+    assert named_call("mods:segv") is named_call("mods:segv")  # made once per model
