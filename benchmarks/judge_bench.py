@@ -14,7 +14,7 @@ model calls. Two counts are measured, never traded: fabrications approved and
 legitimate variants flagged.
 
     python benchmarks/judge_bench.py                      # development seeds on fresh emt / lennard-jones reports
-    python benchmarks/judge_bench.py --split held-out-2   # the new held-out seeds (run once, at the end)
+    python benchmarks/judge_bench.py --split held-out-3 --example --agent-example   # the new held-out seeds (once)
     python benchmarks/judge_bench.py --example            # also the committed example report
     python benchmarks/judge_bench.py --runs '' --agent-example  # only the detective's reports (escalations, index)
 
@@ -25,7 +25,8 @@ compressed or not, the folder moved), on a fresh detective run on a planted defe
 committed example (``--agent-example``).
 
 Seeds 1000-1999 are the development set, 2000-2999 the first held-out set (already run once: spent),
-3000-3999 the second held-out set (``--split held-out-2``, run once, at the end, by someone else).
+3000-3999 the second held-out set (spent on the run reports' operators, session 4), 4000-4999 the third
+(``--split held-out-3``: run once, at the end, by the lead; the first held-out run of the detective reports' operators).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 #: development seeds; the first held-out range (spent); the second held-out range, for the lead to run once
-DEV, HELD_OUT, HELD_OUT_2 = range(1000, 2000), range(2000, 3000), range(3000, 4000)
+DEV, HELD_OUT, HELD_OUT_2, HELD_OUT_3 = range(1000, 2000), range(2000, 3000), range(3000, 4000), range(4000, 5000)
 
 #: fresh runs the bench reports on: (name, pytest arguments); each takes seconds to a minute
 RUNS = {
@@ -1416,9 +1417,9 @@ def summary(outcomes: list[Outcome]) -> str:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--split", choices=["dev", "held-out", "held-out-2"], default="dev",
-                    help="dev: seeds 1000-1999; held-out: 2000-2999 (spent); held-out-2: 3000-3999 (run once, "
-                         "at the end)")
+    ap.add_argument("--split", choices=["dev", "held-out", "held-out-2", "held-out-3"], default="dev",
+                    help="dev: seeds 1000-1999; held-out: 2000-2999 (spent); held-out-2: 3000-3999 (spent); "
+                         "held-out-3: 4000-4999 (run once, at the end)")
     ap.add_argument("--seeds", type=int, default=2, help="seeds per report and operator (default 2)")
     ap.add_argument("--runs", default="emt,lj,mutant", help="fresh runs to report on (comma-separated)")
     ap.add_argument("--example", action="store_true", help="also the committed example report")
@@ -1443,7 +1444,8 @@ def main(argv=None):
     if args.agent_example:
         reports += agent_example_reports()
     t1 = time.time()
-    seeds = list({"dev": DEV, "held-out": HELD_OUT, "held-out-2": HELD_OUT_2}[args.split][:args.seeds])
+    seeds = list({"dev": DEV, "held-out": HELD_OUT, "held-out-2": HELD_OUT_2,
+                  "held-out-3": HELD_OUT_3}[args.split][:args.seeds])
     outcomes = run_bench(reports, seeds, work=work / "variants", use_root=not args.no_root, verbose=True)
     print(f"judge bench ({args.split} seeds {seeds[0]}..{seeds[-1]}, reports {', '.join(r.name for r in reports)}, "
           f"root {'not ' if args.no_root else ''}given): {len(outcomes)} variants, reports built in {t1 - t0:.0f} s, "
