@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import pytest_mlip.provenance.plugin  # noqa: F401  (kept in pytester's module snapshot)
+from tests.test_trust import contracts, one_line_usage_error
 
 ROOT = Path(__file__).resolve().parent.parent
 ZNF = ('[[contract]]\nname = "{name}"\ncheck = "zero_net_force"\n'
@@ -102,20 +103,7 @@ def run(pytester, monkeypatch):
     forget()
 
 
-def files(pytester, **texts):
-    for rel, text in texts.items():
-        p = pytester.path / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-
-
-def one_line_usage_error(res, *needles):
-    assert res.ret == pytest.ExitCode.USAGE_ERROR, res.stdout.str()[-2000:]
-    err = [ln for ln in res.stderr.str().strip().splitlines() if ln.strip()]
-    assert len(err) == 1, err
-    for n in needles:
-        assert n in err[0], err[0]
-    return err[0]
+files = contracts  # writes files into the pytester project (shared with test_trust)
 
 
 def report(pytester) -> dict:
