@@ -347,7 +347,7 @@ def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str,
                 from .agent.validator import Validator
 
                 others = [Path(p) for p in config.getini("mlip_paths") if "generated_tests" not in Path(p).parts]
-                zone = Validator(target, committee, existing_dirs=[root / "contracts", *others])
+                zone = Validator(target, committee, existing_dirs=[root / "contracts", *others], check_support=False)
             _agent_zone(f, zone)
         for s in settings:
             if s.name in seen and seen[s.name] != f:

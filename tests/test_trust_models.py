@@ -281,6 +281,17 @@ def test_a_generated_repeat_of_a_project_contract_is_refused(run, pytester):
                          "delete it")
 
 
+def test_a_kept_file_with_elements_the_target_lacks_is_collected_and_skipped(run, pytester):
+    """A protocol kept from another model's run (Fe2 dimers kept from SevenNet-0) is a regression test for any
+    model: on a target without Fe its probes are skipped at run time, as in any contract file, not refused at
+    collection (which made every run of the project a usage error once such a file was kept)."""
+    files(pytester, **{"generated_tests/mlip_kept.toml": ZNF.format(name="kept").replace('"Cu"', '"Fe"'),
+                       "contracts/mlip_x.toml": ZNF.format(name="x")})
+    res = run("--mlip-no-builtin")
+    assert res.ret == 0, res.stdout.str()[-3000:]
+    res.assert_outcomes(passed=1, skipped=1)
+
+
 def test_the_atom_count_of_a_bulk_unit_is_exact():
     from pytest_mlip.agent.protocols import unit_atoms
 
