@@ -91,3 +91,13 @@ def test_unknown_run_is_a_one_line_error(tmp_path, capsys):
 def test_printed_number_matching(text, value, ok):
     assert (number_mismatch(text, value) is None) == ok
     assert number_mismatch(fmt_value(value), value) is None
+
+
+def test_a_replay_across_code_versions_is_named_not_comparable(monkeypatch):
+    """The committed example was recorded by an older code version whose desorption check asked for other
+    configurations: replaying it with today's check flagged the authentic report (held-out seed 4001). A replay
+    compares one code version with itself; across versions it says so and the store is verified as before."""
+    from pytest_mlip.reporting import replay as rp
+
+    f = rp._other_version("desorption-barrier on chgnet-0.3.0", "0.1.0+gaaaa", "0.1.0+gbbbb")
+    assert f.ok and "not comparable" in f.text and "0.1.0+gaaaa" in f.text

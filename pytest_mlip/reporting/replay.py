@@ -152,6 +152,16 @@ def _differences(stored: dict, got: dict) -> list[str]:
     return out
 
 
+def _other_version(name: str, recorded: str, here: str):
+    """A replay is a comparison of one code version with itself: a check that has changed since the report was
+    made asks for other configurations or measures differently, which says nothing about the report. The store
+    itself is still verified (content ids, derived values, the root hash, a sample of model calls re-run)."""
+    from .judge import Finding
+
+    return Finding(True, "replay", f"{name}: not comparable (recorded by code version {recorded}, this judge runs "
+                                   f"{here}; replay with pytest-mlip {recorded} to compare the check itself)")
+
+
 def replay(judge, load_model, sample: int | None = DEFAULT_REPLAY, seed: int | None = None) -> list:
     """Findings of replaying ``sample`` of the run's measured verdicts at random (None: every one).
 
@@ -169,6 +179,9 @@ def replay(judge, load_model, sample: int | None = DEFAULT_REPLAY, seed: int | N
                        and v.model is not None), key=lambda v: v.id)
     rng = random.Random(seed) if seed is not None else random.SystemRandom()
     chosen = measured if sample is None else rng.sample(measured, min(sample, len(measured)))
+    from ..provenance.artifact import code_version
+
+    here = code_version()
     builtin = builtin_contracts()
     out, calls = [], {}
     replayed = 0
@@ -196,7 +209,9 @@ def replay(judge, load_model, sample: int | None = DEFAULT_REPLAY, seed: int | N
         try:
             got = check().run(settings, ev, role=v.params.get("role", "target"))
         except NotInStore as exc:
-            if exc.key in bare:
+            if v.code_version != here:
+                out.append(_other_version(name, v.code_version, here))
+            elif exc.key in bare:
                 out.append(Finding(True, "replay", f"{name}: not replayed (a call it needs was recorded without "
                                                    "its forces)"))
             else:
@@ -207,6 +222,9 @@ def replay(judge, load_model, sample: int | None = DEFAULT_REPLAY, seed: int | N
             continue
         replayed += 1
         diffs = _differences(_stored_measure(judge, v), _replayed_measure(got))
+        if diffs and v.code_version != here:
+            out.append(_other_version(name, v.code_version, here))
+            continue
         out.append(Finding(not diffs, "replay", f"{name}: re-measured from {got.cache_hits} stored call(s)"
                            + ("" if diffs else "; violations, observables, worst v/tau and status match"),
                            diffs[:3] + ([f"and {len(diffs) - 3} more"] if len(diffs) > 3 else [])))
