@@ -664,7 +664,7 @@ def test_a_second_ctrl_c_while_the_interrupted_run_writes_its_report_is_held(pyt
                                   "class Slow(EMT):\n"
                                   "    def calculate(self, *a, **k):\n"
                                   "        pathlib.Path('started').touch()\n"
-                                  "        time.sleep(0.3)\n"
+                                  "        time.sleep(5)\n"
                                   "        super().calculate(*a, **k)\n\n"
                                   "def factory():\n"
                                   "    return Slow()\n")
