@@ -14,7 +14,7 @@ model calls. Two counts are measured, never traded: fabrications approved and
 legitimate variants flagged.
 
     python benchmarks/judge_bench.py                      # development seeds on fresh emt / lennard-jones reports
-    python benchmarks/judge_bench.py --split held-out-3 --example --agent-example   # the new held-out seeds (once)
+    python benchmarks/judge_bench.py --split held-out-4 --example --agent-example   # the new held-out seeds (once)
     python benchmarks/judge_bench.py --example            # also the committed example report
     python benchmarks/judge_bench.py --runs '' --agent-example  # only the detective's reports (escalations, index)
 
@@ -25,8 +25,9 @@ compressed or not, the folder moved), on a fresh detective run on a planted defe
 committed example (``--agent-example``).
 
 Seeds 1000-1999 are the development set, 2000-2999 the first held-out set (already run once: spent),
-3000-3999 the second held-out set (spent on the run reports' operators, session 4), 4000-4999 the third
-(``--split held-out-3``: run once, at the end, by the lead; the first held-out run of the detective reports' operators).
+3000-3999 the second held-out set (spent on the run reports' operators, session 4), 4000-4999 the third (spent,
+session 5: the first held-out run of the detective reports' operators), 5000-5999 the fourth (``--split
+held-out-4``: run once, at the end, by the lead; the first with operators on the detective folder's other files).
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 #: development seeds; the first held-out range (spent); the second held-out range, for the lead to run once
-DEV, HELD_OUT, HELD_OUT_2, HELD_OUT_3 = range(1000, 2000), range(2000, 3000), range(3000, 4000), range(4000, 5000)
+DEV, HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4 = (range(1000, 2000), range(2000, 3000), range(3000, 4000),
+                                                     range(4000, 5000), range(5000, 6000))
 
 #: fresh runs the bench reports on: (name, pytest arguments); each takes seconds to a minute
 RUNS = {
@@ -1245,11 +1247,82 @@ def e_store_beside(f, rng):
     return True
 
 
+#: the detective's own files besides its record, report.md and the snapshot (a folder is the detective's as a whole)
+_CORE = {"escalation.json", "detective.json", "report.md", "provenance.sqlite", "provenance.sqlite.gz"}
+
+
+def _side_files(f: Path) -> list[Path]:
+    return sorted(p for p in f.rglob("*") if p.is_file() and p.relative_to(f).as_posix() not in _CORE)
+
+
+def e_file_edit(f, rng):
+    """One of the folder's other files changed: a figure, reproduce.py, a DFT input, a kept protocol, the memory."""
+    files = _side_files(f)
+    if not files:
+        return False
+    p = rng.choice(files)
+    data = p.read_bytes()
+    if p.suffix == ".png" or b"\0" in data[:2048]:
+        i = rng.randrange(len(data) // 4, 3 * len(data) // 4)
+        p.write_bytes(data[:i] + bytes([data[i] ^ 0x5A]) + data[i + 1:])
+        return True
+    text = data.decode("utf-8", errors="replace")
+    new = sub_nth(text, r"(?<![\w.])\d+\.\d+", lambda m: bump_number(m.group(0), rng), rng)
+    if new is None or new == text:
+        new = text + rng.choice(["\n# reviewed: the model obeys this law\n", "\n"])
+    p.write_text(new)
+    return True
+
+
+def e_file_add(f, rng):
+    """A file the detective did not write, in its folder: a note, a second page, a figure, a protocol."""
+    way = rng.choice(["note", "page", "figure", "protocol", "nested"])
+    if way == "note":
+        write(f / rng.choice(["NOTES.md", "REVIEW.txt", "README.md"]), "Ready to merge. The model obeys the law.\n")
+    elif way == "page":
+        write(f / "report-final.md", read(f / "report.md").replace("escalate", "reject"))
+    elif way == "figure":
+        pngs = [p for p in f.rglob("*.png")]
+        if not pngs:
+            return False
+        (f / "figure-final.png").write_bytes(rng.choice(pngs).read_bytes())
+    elif way == "protocol":
+        tomls = [p for p in f.rglob("*.toml")]
+        if not tomls:
+            return False
+        src = rng.choice(tomls)
+        (src.parent / ("mlip_extra-" + src.name.removeprefix("mlip_"))).write_text(read(src).replace("hard = true",
+                                                                                                  "hard = false"))
+    else:
+        (f / "dft" / "extra").mkdir(parents=True, exist_ok=True)
+        write(f / "dft" / "extra" / "result.txt", "DFT agrees with the model: no violation.\n")
+    return True
+
+
+def e_file_drop(f, rng):
+    """One of the folder's other files deleted (a kept protocol, the figure, the reproducer)."""
+    files = _side_files(f)
+    if not files:
+        return False
+    rng.choice(files).unlink()
+    return True
+
+
+def el_touch(f, rng):
+    """Every file's modification time changed (a checkout, a copy): nothing a reader sees."""
+    t = 1_700_000_000 + rng.randrange(10**7)
+    for p in f.rglob("*"):
+        if p.is_file():
+            os.utime(p, (t, t))
+    return True
+
+
 ESCALATION_FABRICATIONS = {
     "esc-number-md": e_number_md, "esc-number-json": e_number_json, "esc-sign": e_sign, "esc-unit": e_unit,
     "esc-verdict": e_verdict_word, "esc-decision": e_decision_word, "esc-role": e_role, "esc-omission": e_omission,
     "esc-markup": e_markup, "esc-text": e_text, "esc-phrase": e_law_phrase, "esc-note": e_note,
     "esc-store-edit": e_store_edit, "esc-store-beside": e_store_beside,
+    "esc-file-edit": e_file_edit, "esc-file-add": e_file_add, "esc-file-drop": e_file_drop,
 }
 
 
@@ -1341,6 +1414,7 @@ def el_recompress(f, rng):
 ESCALATION_LEGITIMATE = {
     "esc-reflow": el_reflow, "esc-emphasis": el_emphasis, "esc-json-layout": el_json_layout,
     "esc-precision": el_precision, "esc-notes": el_notes, "esc-recompress": el_recompress, "esc-move": l_move,
+    "esc-touch": el_touch,
 }
 
 
@@ -1417,9 +1491,9 @@ def summary(outcomes: list[Outcome]) -> str:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--split", choices=["dev", "held-out", "held-out-2", "held-out-3"], default="dev",
+    ap.add_argument("--split", choices=["dev", "held-out", "held-out-2", "held-out-3", "held-out-4"], default="dev",
                     help="dev: seeds 1000-1999; held-out: 2000-2999 (spent); held-out-2: 3000-3999 (spent); "
-                         "held-out-3: 4000-4999 (run once, at the end)")
+                         "held-out-3: 4000-4999 (spent); held-out-4: 5000-5999 (run once, at the end)")
     ap.add_argument("--seeds", type=int, default=2, help="seeds per report and operator (default 2)")
     ap.add_argument("--runs", default="emt,lj,mutant", help="fresh runs to report on (comma-separated)")
     ap.add_argument("--example", action="store_true", help="also the committed example report")
@@ -1445,7 +1519,7 @@ def main(argv=None):
         reports += agent_example_reports()
     t1 = time.time()
     seeds = list({"dev": DEV, "held-out": HELD_OUT, "held-out-2": HELD_OUT_2,
-                  "held-out-3": HELD_OUT_3}[args.split][:args.seeds])
+                  "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4}[args.split][:args.seeds])
     outcomes = run_bench(reports, seeds, work=work / "variants", use_root=not args.no_root, verbose=True)
     print(f"judge bench ({args.split} seeds {seeds[0]}..{seeds[-1]}, reports {', '.join(r.name for r in reports)}, "
           f"root {'not ' if args.no_root else ''}given): {len(outcomes)} variants, reports built in {t1 - t0:.0f} s, "
