@@ -1269,7 +1269,7 @@ def e_file_edit(f, rng):
     text = data.decode("utf-8", errors="replace")
     new = sub_nth(text, r"(?<![\w.])\d+\.\d+", lambda m: bump_number(m.group(0), rng), rng)
     if new is None or new == text:
-        new = text + rng.choice(["\n# reviewed: the model obeys this law\n", "\n"])
+        new = text + "\n# reviewed: the model obeys this law\n"
     p.write_text(new)
     return True
 
