@@ -637,12 +637,21 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 def garbage_lines(verdicts: list[dict], target: str) -> list[str]:
-    """One line when the target errored on every contract it ran: a broken model, not a list of physics failures."""
-    ran = [v for v in verdicts if v["role"] == "target" and v["status"] != "skip"]
-    if not ran or any(v["status"] != "error" for v in ran):
-        return []
-    messages = [p.get("message", "") for v in ran for p in v.get("probes", []) if p.get("status") == "error"]
-    first = next((m for m in messages if "invalid " in m), messages[0] if messages else "")
-    what = "returned invalid output" if "invalid " in first else "failed to evaluate"
-    return [f"MODEL BROKEN: {ran[0]['model']} {what} on every contract it was asked for ({len(ran)}), e.g. "
-            f"{first}; fix the calculator (its results must hold a finite energy and (N, 3) forces)"]
+    """One line per model (target or committee) that errored on every contract it ran: a broken model, not a list
+    of physics failures."""
+    by_model: dict[tuple[bool, str], list[dict]] = {}
+    for v in verdicts:
+        if v["status"] != "skip":
+            by_model.setdefault((v["role"] != "target", v["model"]), []).append(v)
+    out = []
+    for (committee, model), ran in sorted(by_model.items()):
+        if any(v["status"] != "error" for v in ran):
+            continue
+        messages = [p.get("message", "") for v in ran for p in v.get("probes", []) if p.get("status") == "error"]
+        first = next((m for m in messages if "invalid " in m), messages[0] if messages else "")
+        what = "returned invalid output" if "invalid " in first else "failed to evaluate"
+        role = "committee model " if committee else ""
+        out.append(f"MODEL BROKEN: {role}{model} {what} on every contract it was asked for ({len(ran)}), e.g. "
+                   f"{first}; fix the calculator (its results must hold a finite energy and (N, 3) forces)"
+                   + (" or leave it out of --mlip-committee" if committee else ""))
+    return out

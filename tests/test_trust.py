@@ -248,6 +248,19 @@ def test_a_model_broken_everywhere_gets_one_line(run, pytester, monkeypatch):
     assert len(broken) == 1 and "invalid energy: got a str ('0.0')" in broken[0]
 
 
+def test_a_committee_model_broken_everywhere_gets_one_line(run, pytester, monkeypatch):
+    """A committee member whose every output is NaN is named as broken, not left as a list of error verdicts."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x") + SMALL.format(name="y")})
+    monkeypatch.setenv("MLIP_TEST_CORRUPTION", "energy:nan")
+    monkeypatch.setenv("MLIP_TEST_CORRUPTION_MIN_ATOMS", "0")
+    fresh_garbage_model()
+    res = run("--mlip-no-builtin", "--mlip-committee=tests.mutants.garbage:from_env")
+    assert res.ret == 1
+    broken = [ln for ln in res.stdout.lines if ln.startswith("MODEL BROKEN:")]
+    assert len(broken) == 1 and broken[0].startswith("MODEL BROKEN: committee model "), res.stdout.lines[-30:]
+    assert "leave it out of --mlip-committee" in broken[0]
+
+
 @pytest.mark.parametrize("corruption, needle", [
     ("exit:0", "model raised SystemExit: 0"),
     ("exit:3", "model raised SystemExit: 3"),

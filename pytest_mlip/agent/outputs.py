@@ -61,8 +61,15 @@ def write_run_outputs(det, desk, summary) -> None:
     shown = {f"f{i}": _rel(f, det.out) for i, f in enumerate(summary.files)}
     by_hypothesis = {w.h.id: [r for r in w.required if r] for w, _ in writers}
     seals = {"index": seal(index), **{w.h.id: seal(rec) for w, rec in writers}}
+    summary.files += [str(w.folder / "report.md") for w, _ in writers]
+    text_json = json.dumps(run_json(det, led, summary), indent=1) + "\n"
+    text = render_markdown(index)
+    folders = {w.h.id: _rel(w.folder, det.out) for w, _ in writers}
     led.finish(required, texts={"agent": {"memory": str(det.memory_path.name),
-                                         "evidence": summary.evidence_source}, "files": shown, "records": seals},
+                                         "evidence": summary.evidence_source}, "files": shown, "records": seals,
+                                "folders": folders,
+                                "manifest": manifest(det.out, led.run_id, list(folders.values()),
+                                                     Path(det.memory_path), text_json, text)},
                required_by_hypothesis=by_hypothesis)
     from ..provenance.recorder import root_hash
 
@@ -71,31 +78,80 @@ def write_run_outputs(det, desk, summary) -> None:
         (w.folder / ESCALATION_FILE).write_text(dump_record(rec))
         (w.folder / "report.md").write_text(render_markdown(rec))
         led.snapshot(w.folder / "provenance.sqlite")
-        summary.files.append(str(w.folder / "report.md"))
-    text = render_markdown(index)
     (det.out / INDEX_FILE).write_text(dump_record(index))
     (det.out / "report.md").write_text(text)
-    run = {"run": led.run_id, "code_version": led.code_version, "target": det.target, "committee": det.committee,
-           "planner": summary.planner, "evidence": summary.evidence_source, "stopped": summary.stopped,
-           "wall_seconds": round(summary.seconds, 2), "model_evaluations": summary.evaluations,
-           "tokens": summary.tokens, "files": summary.files,
-           "hypotheses": [{"id": x["hypothesis"].id, "key": x["hypothesis"].key,
-                           "statement": x["hypothesis"].statement, "verdict": x["verdict"].verdict,
-                           "type": x["verdict"].type, "reasons": x["verdict"].reasons,
-                           "predictions": [ch.model_dump() for ch in x["verdict"].checks],
-                           "probes": {n: {"kind": r.kind, "seconds": round(r.seconds, 2),
-                                          "evaluations": r.evaluations,
-                                          "outcomes": {o.model: {"status": o.status,
-                                                                 "max_normalized": o.max_normalized,
-                                                                 "worst_probe": o.worst_probe}
-                                                       for o in r.outcomes}}
-                                      for n, r in x["reports"].items()}}
-                          for x in summary.hypotheses]}
-    text_json = json.dumps(run, indent=1) + "\n"
-    (det.out / "run.json").write_text(text_json)
+    (det.out / "run.json").write_text(text_json, encoding="utf-8")
     (det.out / "runs").mkdir(exist_ok=True)
-    (det.out / "runs" / f"{led.run_id}.json").write_text(text_json)
-    (det.out / "runs" / f"{led.run_id}.md").write_text(text)
+    (det.out / "runs" / f"{led.run_id}.json").write_text(text_json, encoding="utf-8")
+    (det.out / "runs" / f"{led.run_id}.md").write_text(text, encoding="utf-8")
+
+
+# the files a run writes after it seals its manifest, each verified otherwise: the records and their renderings
+# (seal, re-rendering), the store and its snapshots (content ids, root hash), run.json (its SHA-256 is sealed)
+STORE_FILES = ("provenance.sqlite", "provenance.sqlite.gz")
+ESCALATION_WRITTEN_LATER = (ESCALATION_FILE, "report.md") + STORE_FILES
+
+
+def written_later(run_id: str, escalation_folders: list[str], memory: str) -> set[str]:
+    """Paths (relative to the run's output folder) a run writes after sealing its manifest."""
+    out = {INDEX_FILE, "report.md", "run.json", f"runs/{run_id}.json", f"runs/{run_id}.md", memory, *STORE_FILES}
+    out |= {f"{f}/{n}" for f in escalation_folders for n in ESCALATION_WRITTEN_LATER}
+    return out
+
+
+def is_store_side_file(rel: str) -> bool:
+    """SQLite's journal files beside a live store (provenance.sqlite-wal and the like)."""
+    return any(rel.startswith(s + "-") for s in STORE_FILES[:1])
+
+
+def folder_files(base: Path) -> dict[str, Path]:
+    """Every file under ``base`` by its relative POSIX path (a symbolic link counts as a file)."""
+    return {p.relative_to(base).as_posix(): p for p in sorted(base.rglob("*")) if p.is_file() or p.is_symlink()}
+
+
+def file_hash(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def manifest(out: Path, run_id: str, escalation_folders: list[str], memory_path: Path, run_json: str,
+             index_md: str) -> dict:
+    """The run's seal on the files of its output folder: the SHA-256 of every file there when the run closes
+    (figures, reproducers, DFT inputs, kept protocols, earlier runs' files), of run.json and the run's copy of its
+    index report under runs/ (written next), and the memory's length and SHA-256 (it is append-only: later runs
+    add to it)."""
+    import hashlib
+
+    memory = _rel(memory_path, out)
+    inside = not Path(memory).is_absolute()
+    later = written_later(run_id, escalation_folders, memory)
+    files = {rel: file_hash(p) for rel, p in folder_files(out).items()
+             if rel not in later and not is_store_side_file(rel)}
+    data = memory_path.read_bytes() if inside and memory_path.is_file() else b""
+    return {"files": files, "run_json": hashlib.sha256(run_json.encode()).hexdigest(),
+            "index_md": hashlib.sha256(index_md.encode()).hexdigest(),
+            "memory": {"file": memory if inside else None, "bytes": len(data),
+                       "sha256": hashlib.sha256(data).hexdigest()}}
+
+
+def run_json(det, led, summary) -> dict:
+    return {"run": led.run_id, "code_version": led.code_version, "target": det.target, "committee": det.committee,
+            "planner": summary.planner, "evidence": summary.evidence_source, "stopped": summary.stopped,
+            "wall_seconds": round(summary.seconds, 2), "model_evaluations": summary.evaluations,
+            "tokens": summary.tokens, "files": summary.files,
+            "hypotheses": [{"id": x["hypothesis"].id, "key": x["hypothesis"].key,
+                            "statement": x["hypothesis"].statement, "verdict": x["verdict"].verdict,
+                            "type": x["verdict"].type, "reasons": x["verdict"].reasons,
+                            "predictions": [ch.model_dump() for ch in x["verdict"].checks],
+                            "probes": {n: {"kind": r.kind, "seconds": round(r.seconds, 2),
+                                           "evaluations": r.evaluations,
+                                           "outcomes": {o.model: {"status": o.status,
+                                                                  "max_normalized": o.max_normalized,
+                                                                  "worst_probe": o.worst_probe}
+                                                        for o in r.outcomes}}
+                                       for n, r in x["reports"].items()}}
+                           for x in summary.hypotheses]}
 
 
 def index_record(det, desk, summary, decisions: dict) -> Record:

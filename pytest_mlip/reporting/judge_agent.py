@@ -93,6 +93,7 @@ def judge_agent_report(path, store: str | None = None, root: str | None = None, 
             f.ok, f.reasons = False, [f"the root given with --root is {root}: this store is not the one the run wrote"]
         result.findings.append(f)
         result.findings += check_record(record, judge, folder)
+        result.findings += check_files(record, judge.run_art.value or {}, folder)
         md = path if path.suffix.lower() == ".md" else folder / "report.md"
         if md.is_file():
             from ..agent.render import render_markdown
@@ -112,11 +113,125 @@ def judge_agent_report(path, store: str | None = None, root: str | None = None, 
         req = required_of(record, judge.run_art.value or {})
         result.required_total = len(req)
         result.required_present = sum(1 for f in result.findings if f.required and f.ok)
+        if record.kind == "index":
+            result.findings += judge_escalations(judge.run_art.value or {}, folder, root)
         return result
     finally:
         st.close()
         if tmp:
             os.unlink(tmp)
+
+
+def judge_escalations(value: dict, folder: Path, root: str | None) -> list[Finding]:
+    """Judging a run's folder judges every escalation report the run wrote there (records, claims, files)."""
+    folders = (value.get("texts") or {}).get("folders") or {}
+    out, n = [], 0
+    for h, rel in sorted(folders.items()):
+        sub = folder / rel
+        if not sub.is_dir() or record_path(sub) is None:
+            continue  # the index's own file check names the missing files
+        try:
+            j = judge_agent_report(sub, root=root, sample=0)
+        except MlipError as exc:
+            out.append(Finding(False, rel, "escalation report", [str(exc)]))
+            continue
+        n += 1
+        out += [Finding(False, f"{rel}: {f.where}", f.text, f.reasons) for f in j.failed]
+    if not out and n:
+        out.append(Finding(True, "escalations", f"{n} escalation report(s) of the run hold (records, claims, files)"))
+    return out
+
+
+def check_files(record, value: dict, folder: Path) -> list[Finding]:
+    """The folder holds exactly the files the run wrote, unchanged: every file sealed in the run's manifest with
+    its SHA-256; the files written after the seal (records, renderings, stores, run.json) and nothing else; the
+    memory's sealed beginning (later runs append to it)."""
+    import hashlib
+
+    from ..agent.outputs import (ESCALATION_WRITTEN_LATER, folder_files, file_hash, is_store_side_file,
+                                 written_later)
+
+    texts = value.get("texts") or {}
+    man = texts.get("manifest")
+    if not isinstance(man, dict):
+        return [Finding(False, "files", "the run sealed no file list",
+                        ["its run predates sealed files: run pytest-mlip detect again to judge its folder"])]
+    folders = texts.get("folders") or {}
+    sealed: dict = man.get("files") or {}
+    if record.kind == "escalation":
+        prefix = folders.get(record.hypothesis or "")
+        if not prefix:
+            return [Finding(False, "files", "the run names no folder for this report", [])]
+        base = prefix + "/"
+        want = {k[len(base):]: v for k, v in sealed.items() if k.startswith(base)}
+        later = set(ESCALATION_WRITTEN_LATER)
+        memory = None
+    else:
+        mem = man.get("memory") or {}
+        memory = mem.get("file")
+        want = dict(sealed)
+        later = written_later(record.run.id, list(folders.values()), memory or "")
+    have = folder_files(folder)
+    problems = []
+    for rel, h in sorted(want.items()):
+        p = have.get(rel)
+        if p is None:
+            problems.append(f"{rel}: missing (the run wrote it)")
+        elif p.is_symlink() or file_hash(p) != h:
+            problems.append(f"{rel}: changed since the run wrote it")
+    for rel in sorted(set(have) - set(want)):
+        if rel in later and not have[rel].is_symlink():
+            continue
+        if is_store_side_file(rel):
+            continue
+        problems.append(f"{rel}: not written by the run")
+    if record.kind == "index":
+        for rel in ("run.json", f"runs/{record.run.id}.json"):
+            p = have.get(rel)
+            if p is None:
+                problems.append(f"{rel}: missing (the run wrote it)")
+            elif file_hash(p) != man.get("run_json"):
+                problems.append(f"{rel}: changed since the run wrote it")
+        md = have.get(f"runs/{record.run.id}.md")
+        if md is None:
+            problems.append(f"runs/{record.run.id}.md: missing (the run wrote it)")
+        elif file_hash(md) != man.get("index_md"):
+            problems.append(f"runs/{record.run.id}.md: changed since the run wrote it")
+        if memory:
+            p = have.get(memory)
+            n, h = int((man.get("memory") or {}).get("bytes", 0)), (man.get("memory") or {}).get("sha256")
+            data = p.read_bytes() if p is not None else b""
+            if p is None:
+                problems.append(f"{memory}: missing (the run wrote it)")
+            elif hashlib.sha256(data[:n]).hexdigest() != h:
+                problems.append(f"{memory}: its records up to this run's end changed")
+            else:
+                problems += [f"{memory}: {x}" for x in appended_problems(data[:n], data[n:])]
+    if problems:
+        return [Finding(False, "files", f"{len(problems)} file(s) differ from what the run sealed", problems[:8])]
+    return [Finding(True, "files", f"{len(want)} file(s) as the run sealed them, and nothing added")]
+
+
+def appended_problems(head: bytes, tail: bytes) -> list[str]:
+    """What the memory holds after the sealed part must be records the detective appended: JSON lines that
+    continue its hash chain (each names the digest of the line before it), not notes written into it."""
+    import json
+
+    from ..agent.memory import _digest
+
+    lines = [x for x in head.decode("utf-8", errors="replace").splitlines() if x.strip()]
+    prev = _digest(lines[-1]) if lines else None
+    for i, line in enumerate(tail.decode("utf-8", errors="replace").splitlines()):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            rec = None
+        if not isinstance(rec, dict) or rec.get("prev") != prev:
+            return [f"line {i + 1} after the run's end is not a record the detective appended (hash chain)"]
+        prev = _digest(line)
+    return []
 
 
 def verify_closure(judge: Judge) -> list[Finding]:

@@ -17,7 +17,10 @@ def add_parser(subparsers):
                     "their rendering from report.json (whitespace aside). The detective's reports are judged from their "
                     "records (escalation.json, detective.json): the record must be the one the run sealed, every "
                     "typed claim in it is evaluated on the store (numbers, units, verdicts, the decision recomputed "
-                    "by the fixed rules) and report.md must equal its rendering. Exit status 1 when any check "
+                    "by the fixed rules), report.md must equal its rendering, and the folder must hold exactly the files the "
+                    "run sealed (figures, reproducers, DFT inputs, kept protocols, run.json, the memory's records "
+                    "up to the run's end), unchanged; judging the run's folder judges each of its escalation "
+                    "reports. Exit status 1 when any check "
                     "fails, 2 on unusable input.")
     p.add_argument("report", help="a report folder, or its report.json, report.md or report.html (a detective "
                                   "report: its folder, report.md or record)")
