@@ -27,6 +27,7 @@ MODELS = {
     "adsorption_sign": ("tests.mutants.surface:UBlockShift", "tests.mutants.surface:clean_emt"),
     "desorption_barrier": ("tests.mutants.surface:DesorptionBump", "tests.mutants.surface:clean_emt"),
     "dimer_tail": ("tests.mutants.physics:LongTail", "tests.mutants:clean_morse"),
+    "dimer_tail_band": ("tests.mutants.physics:LongTail", "tests.mutants:clean_morse"),
     "pes_smoothness": ("tests.mutants.physics:StepPair", "tests.mutants.physics:lennard_jones"),
 }
 
@@ -93,18 +94,18 @@ def test_the_planner_pursues_a_hypothesis_on_the_law(pursued):
     law, data, summary, planner, requests, out = pursued
     assert len(requests) == len(data["responses"]) and not planner.refusals, planner.refusals
     (h,) = [x["hypothesis"] for x in summary.hypotheses]
-    assert h.check == law and h.planner == "anthropic"
+    assert h.check == data["check"] and h.planner == "anthropic"
     assert [x["verdict"].verdict for x in summary.hypotheses] == [data["verdict"]]
     # the preregister prompt carried the law's playbook suggestions (fixed rules, already validated)
     prompt = requests[1]["messages"][-1]["content"][-1]["text"]
-    assert f"The {law} playbook" in prompt
+    assert f"The {data['check']} playbook" in prompt
     kept_files = sorted((out / "generated_tests").glob("mlip_*.toml"))
     if data["verdict"] != "escalate":
         assert not kept_files
         return
     (path,) = kept_files
     kept = parse_contracts(path)
-    assert [s.check for s in kept] == [law]
+    assert [s.check for s in kept] == [data["check"]]
     target, clean = MODELS[law]
     for s in kept:
         assert run_contract(s, target).status == "fail" and run_contract(s, clean).status == "pass"

@@ -66,7 +66,11 @@ TOOLS = [
              "rationale": {"type": "string"}, "protocol": {"type": "object"},
              "excess_decades": {"type": "number", "minimum": 0, "maximum": 12,
                                 "description": "optional: the target's v/tau at least this many decades above the "
-                                               "committee median"}},
+                                               "committee median"},
+             "above_band": {"type": "boolean",
+                            "description": "optional, for a scope protocol: the target's v/tau above one and above "
+                                           "the committee band by more than the committee's own spread (how a "
+                                           "disagreement law such as dimer_tail escalates without a decade)"}},
              "required": ["name", "kind", "target", "committee", "protocol"]}}, **_COMMON},
          "required": ["hypothesis", "predictions", "reason", "context"]}},
     {"name": "request_probe",
@@ -358,7 +362,9 @@ class AnthropicPlanner(Planner):
             text += (f"\nThe {h.check} playbook (pytest-mlip's fixed rules for this law) derives these predictions from "
                      "the evidence; pre-register them as they are, adapt them, or write your own:\n"
                      + json.dumps([{"name": p.name, "kind": p.kind, "target": p.target, "committee": p.committee,
-                                    "rationale": p.rationale, "protocol": p.protocol} for p in suggested]))
+                                    "rationale": p.rationale, "protocol": p.protocol,
+                                    **({"excess_decades": p.excess_decades} if p.excess_decades is not None else {}),
+                                    **({"above_band": True} if p.above_band else {})} for p in suggested]))
         known = self._known(desk)
 
         def handle(b):
@@ -381,7 +387,8 @@ class AnthropicPlanner(Planner):
                 try:
                     preds.append(Prediction(name=p["name"], kind=p["kind"], target=p["target"],
                                             committee=p.get("committee", "any"), rationale=p.get("rationale", ""),
-                                            protocol=table, excess_decades=p.get("excess_decades")))
+                                            protocol=table, excess_decades=p.get("excess_decades"),
+                                            above_band=p.get("above_band", False)))
                 except Exception as exc:
                     errors.append(f"{where}: {exc}")
             if not errors and not any(p.kind == "scope" and p.target == "fail" for p in preds):

@@ -71,6 +71,26 @@ SCENARIOS = {
         # ask of disagreement alone, so the rules reject and the planner renders reject (nothing is kept)
         "verdict": "reject", "keep": [], "slug": "dimer-mid-range-tail",
     },
+    # the same law with the committee band pre-registered on the scope probe: the target above one and above the
+    # band by more than the committee's spread is the disagreement the rules escalate (a protocol is kept)
+    "dimer_tail_band": {
+        "check": "dimer_tail",
+        "suite": {"name": "tail-small", "check": "dimer_tail", "elements": ["Cu"]},
+        "hypothesis": {"statement": "The target keeps a large share of the Cu dimer well depth at the tail distance "
+                                    "where the committee keeps almost none; unseen homonuclear dimers are "
+                                    "predicted to stand above the committee band",
+                       "scope": {"elements": ["Cu"], "conditions": ["tail distance"]},
+                       "mechanism": "a spurious mid-range attraction in the pair channel"},
+        "predictions": [
+            {"name": "tail-scope", "kind": "scope", "target": "fail", "committee": "pass", "above_band": True,
+             "rationale": "unseen dimers of neighbouring metals: Ag and Au, above the committee band",
+             "protocol": {"check": "dimer_tail", "elements": ["Ag", "Au"]}},
+            {"name": "tail-nearer", "kind": "mechanism", "target": "fail", "committee": "any",
+             "rationale": "the tail read nearer the well: the attraction is broad, not a single distance",
+             "protocol": {"check": "dimer_tail", "elements": ["Cu"], "distance": 4.3}},
+        ],
+        "keep": ["tail-scope"], "slug": "dimer-tail-above-band",
+    },
     "pes_smoothness": {
         "suite": {"name": "pes-small", "check": "pes_smoothness", "pairs": [["Cu", "Cu"]]},
         "hypothesis": {"statement": "The Cu dimer energy of the target jumps with no force on a smooth scan; "
@@ -107,8 +127,9 @@ def responses(law: str) -> list[dict]:
     sc = SCENARIOS[law]
     verdict = sc.get("verdict", "escalate")
     h = sc["hypothesis"]
-    out = [_msg(law, 0, [("propose_hypothesis", {**h, "check": law, "contract": sc["suite"]["name"],
-                                                 "basis": "disagreement" if law == "dimer_tail" else "exact",
+    check = sc.get("check", law)
+    out = [_msg(law, 0, [("propose_hypothesis", {**h, "check": check, "contract": sc["suite"]["name"],
+                                                 "basis": "disagreement" if check == "dimer_tail" else "exact",
                                                  "importance": 0.8, "severity": 1.0})]),
            _msg(law, 1, [("preregister", {"hypothesis": "H1", "predictions": sc["predictions"]})]),
            _msg(law, 2, [("request_probe", {"hypothesis": "H1", "protocol": p["name"]}) for p in sc["predictions"]]),
@@ -121,6 +142,7 @@ def responses(law: str) -> list[dict]:
 
 if __name__ == "__main__":
     for law, sc in SCENARIOS.items():
-        (HERE / f"{law}.json").write_text(json.dumps({"suite": sc["suite"], "verdict": sc.get("verdict", "escalate"),
+        (HERE / f"{law}.json").write_text(json.dumps({"suite": sc["suite"], "check": sc.get("check", law),
+                                                       "verdict": sc.get("verdict", "escalate"),
                                                        "responses": responses(law)}, indent=1)
                                           + "\n")
