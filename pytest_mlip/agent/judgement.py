@@ -115,8 +115,12 @@ def render(h: Hypothesis, prereg: Preregistration, reports: dict[str, ProbeRepor
                    "(decisive on its own); every definite prediction held" for r in decisive]
         for r in decisive:
             if _committee_observed(r) == "fail" or any(o.status in ("fail", "error") for o in r.committee):
-                reasons.append(f"committee members violate {r.name} too, but the target stands out by its size "
-                               "(the pre-registered disagreement held)")
+                held = [c for c in checks if c.name == r.name and c.held
+                        and ("above the committee" in c.expected)]
+                reasons.append(f"committee members violate {r.name} too"
+                               + (", but the target stands out by its size (the pre-registered disagreement held)"
+                                  if held else "; no disagreement was pre-registered on it, so the escalation rests "
+                                               "on the target's exact violation alone"))
         return AgentVerdict(hypothesis=h.id, verdict="escalate", type="exact-constraint violation", checks=checks,
                             reasons=reasons)
     strong = [r for r in scope if (r.signals.get("disagreement") or 0) >= DISAGREEMENT_DECADES]
