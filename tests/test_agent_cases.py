@@ -103,6 +103,7 @@ def test_desorption_barrier_scope_on_unseen_molecule_facet_pairs_and_neb(tmp_pat
     assert any(c.get("facet") == "fcc100" for c in scope)  # the other facet
     finer = next(p for p in preds.values() if p["name"].endswith("-finer"))
     assert finer["protocol"]["neb"] is True and finer["kind"] == "mechanism"  # CI-NEB confirms the rigid rise
+    assert {p["protocol"]["neb_images"] for p in preds.values()} == {17}  # the evidence's setting, carried
     assert h["probes"][finer["name"]]["outcomes"]["tests.mutants.surface:desorption_bump"]["status"] == "fail"
 
 

@@ -45,7 +45,8 @@ class DesorptionBarrierPlaybook(Playbook):
         return {"name": f"{base}-{suffix}", "check": self.check, "hard": settings.hard, "basis": "exact",
                 "description": f"{what} of {h.id}", "cases": cases, "size": list(settings.size),
                 "dz_max": settings.dz_max, "dz_step": settings.dz_step, "fmax": settings.fmax,
-                "neb": settings.neb, "tolerance": dict(settings.tolerance), **extra}
+                "neb": settings.neb, "neb_images": settings.neb_images, "tolerance": dict(settings.tolerance),
+                **extra}
 
     @staticmethod
     def _neighbours(cases):
