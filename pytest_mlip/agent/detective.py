@@ -192,7 +192,9 @@ class Detective:
             if prior and {e.model for e in prior} >= names:
                 self.log(f"evidence: {len(prior)} verdicts from the memory {self.memory_path}")
                 return self._roles(prior), f"memory {self.memory_path}"
-            self.log("evidence: none given; running the built-in contracts on the target and committee")
+            which = (f"the contracts of {', '.join(map(str, self.suite_files))}" if self.suite_files
+                     else "the built-in contracts")
+            self.log(f"evidence: none given; running {which} on the target and committee")
             from .validator import open_checks
 
             # by default only contracts whose check the planners can write protocols for
