@@ -45,6 +45,16 @@ def test_a_fresh_run_folder_holds_exactly_its_sealed_files(run_dir):
     assert any(f.where == "escalations" and f.ok for f in r.findings)
 
 
+def test_the_detective_keeps_its_model_calls_so_the_judge_re_runs_a_sample(run_dir):
+    """Every escalation snapshot keeps the configurations of the run's model calls, as a pytest run's store does."""
+    folder, root = run_dir
+    esc = sorted((folder / "escalations").iterdir())[0]
+    r = judge_file(esc, root=root, sample=2, seed=0)
+    assert r.ok, failed(r)
+    calls = [f for f in r.findings if f.where == "model calls"]
+    assert calls and all("re-ran 2 of" in f.text for f in calls), [f.line() for f in calls]
+
+
 def test_memory_records_appended_later_continue_the_chain(run_dir, tmp_path):
     from pytest_mlip.agent.memory import EvidenceMemory
 

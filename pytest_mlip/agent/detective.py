@@ -146,6 +146,7 @@ class Detective:
         ledger = AgentLedger(self.out / "provenance.sqlite", run_id, self.target, self.committee, self.argv)
         summary = RunSummary(run_id, self.target, self.committee, self.planner.name)
         try:
+            ledger.record_calls([self.target] + self.committee)
             memory.append("run", {"event": "start", "target": self.target, "committee": self.committee,
                                   "planner": self.planner.name, "budget": self.budget,
                                   "code_version": ledger.code_version}, run=run_id)

@@ -56,6 +56,21 @@ class AgentLedger:
         self.cited: list[str] = []
         self.run_artifact: str | None = None
         self.store.begin_run(run_id, self.code_version, target, list(committee), list(argv or []))
+        from ..provenance.recorder import Ledger
+
+        #: the run's live model calls, with their configurations (what the judge re-runs), as a pytest run keeps them
+        self.live = Ledger(self.code_version, run_id)
+        self._recording: list = []
+
+    def record_calls(self, specs: list[str]) -> None:
+        """Keep every model call of these models from now on, with its configuration; stops at :meth:`close`."""
+        from ..evaluation import evaluator_for
+
+        for spec in specs:
+            ev = evaluator_for(spec)
+            if ev.recorder is None:
+                ev.recorder = self.live.on_evaluation
+                self._recording.append(ev)
 
     # --- recording -----------------------------------------------------------------------------------------------
     def _keep(self, arts: list[Artifact]):
@@ -80,6 +95,7 @@ class AgentLedger:
         from ..provenance.recorder import verdict_artifacts
 
         arts, ids = verdict_artifacts(verdict, evaluator, self.code_version, run=self.run_id, context=context)
+        self._keep(self.live.take())  # first: a call rebuilt from the cache has the same id and no configuration
         self._keep(arts)
         self.note_model(evaluator, spec, verdict.role if verdict.role == "target" else "committee")
         return ids
@@ -241,9 +257,13 @@ class AgentLedger:
     def snapshot(self, path) -> int:
         """A single-file copy of everything the run artifact reaches (for a report folder)."""
         roots = [self.run_artifact] if self.run_artifact else list(self.cited)
-        return self.store.export(path, self.store.closure(roots), [self.run_id])
+        return self.store.export(path, self.store.closure(roots), [self.run_id], payloads=True)
 
     def close(self):
+        for ev in self._recording:
+            if getattr(ev.recorder, "__self__", None) is self.live:
+                ev.recorder = None
+        self._recording = []
         self.store.close()
 
 
