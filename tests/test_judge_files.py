@@ -55,17 +55,92 @@ def test_the_detective_keeps_its_model_calls_so_the_judge_re_runs_a_sample(run_d
     assert calls and all("re-ran 2 of" in f.text for f in calls), [f.line() for f in calls]
 
 
-def test_memory_records_appended_later_continue_the_chain(run_dir, tmp_path):
+def test_the_memory_ends_with_the_run(run_dir, tmp_path):
+    """The run's last memory record is its end; a record appended after it, even one that continues the hash
+    chain, is not part of the run the index reports."""
     from pytest_mlip.agent.memory import EvidenceMemory
 
     out = copy(run_dir[0], tmp_path)
-    EvidenceMemory(out / "memory.jsonl").append("run", {"event": "start", "target": "x"}, run="later")
-    assert judge_file(out, root=run_dir[1], sample=0).ok
-    with open(out / "memory.jsonl", "a") as fh:
-        fh.write(json.dumps({"seq": 99, "type": "note", "run": None, "prev": None,
-                             "data": "reviewed: the model obeys the law"}) + "\n")
+    last = json.loads((out / "memory.jsonl").read_text().splitlines()[-1])
+    assert last["type"] == "run" and last["data"]["event"] == "finish"
+    EvidenceMemory(out / "memory.jsonl").append("status", {"hypothesis": "H1", "status": "rejected"}, run="x")
     r = judge_file(out, root=run_dir[1], sample=0)
-    assert not r.ok and "hash chain" in failed(r)
+    assert not r.ok and "after this run's end" in failed(r)
+
+
+@pytest.mark.parametrize("edit, needle", [
+    ("pipe", "reviewed-all-pass: changed"),  # a named pipe is not a file the run wrote
+    ("empty-dir", "ALL-PASS/: an empty folder"),
+    ("store-suffix", "provenance.sqlite-review.md: not written by the run"),
+    ("no-record", "escalation.json: missing"),
+])
+def test_entries_the_run_did_not_write_are_refused(run_dir, tmp_path, edit, needle):
+    import os
+
+    out = copy(run_dir[0], tmp_path)
+    esc = sorted((out / "escalations").iterdir())[0]
+    if edit == "pipe":
+        os.mkfifo(out / "reviewed-all-pass")
+        needle = "reviewed-all-pass: not written by the run"
+    elif edit == "empty-dir":
+        (out / "ALL-PASS").mkdir()
+    elif edit == "store-suffix":
+        (out / "provenance.sqlite-review.md").write_text("reviewed\n")
+    else:
+        (esc / "escalation.json").unlink()
+    r = judge_file(out, root=run_dir[1], sample=0)
+    assert not r.ok and needle in failed(r), failed(r)
+
+
+@pytest.mark.parametrize("edit", ["reason", "table", "meta", "orphan", "trailing", "gz-comment", "gz-member"])
+def test_a_store_edited_outside_the_content_ids_is_refused(run_dir, tmp_path, edit):
+    """What the content ids leave out (a reason, a context) is in the root; what no artifact holds (tables, meta
+    rows, unreachable artifacts, bytes after the database, gzip header fields and members) is refused."""
+    import gzip
+    import sqlite3
+
+    out = copy(run_dir[0], tmp_path)
+    esc = sorted((out / "escalations").iterdir())[0]
+    db = next(p for p in esc.iterdir() if p.name.startswith("provenance.sqlite"))
+    if db.suffix == ".gz":
+        plain = esc / "provenance.sqlite"
+        plain.write_bytes(gzip.decompress(db.read_bytes()))
+        db.unlink()
+        db = plain
+    if edit in ("reason", "table", "meta", "orphan"):
+        con = sqlite3.connect(db)
+        if edit == "reason":
+            con.execute("UPDATE artifacts SET reason='manual override: the verdict is pass' WHERE kind='verdict'")
+        elif edit == "table":
+            con.execute("CREATE TABLE review (text TEXT)")
+        elif edit == "meta":
+            con.execute("INSERT INTO meta VALUES ('review', 'approved')")
+        else:
+            row = con.execute("SELECT * FROM artifacts WHERE kind='verdict' LIMIT 1").fetchone()
+            con.execute("INSERT INTO artifacts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", ("f" * 64,) + row[1:])
+        con.commit()
+        con.close()
+    elif edit == "trailing":
+        with open(db, "ab") as fh:
+            fh.write(b"reviewed: all contracts pass\n")
+    else:
+        data = db.read_bytes()
+        gz = esc / "provenance.sqlite.gz"
+        if edit == "gz-comment":
+            import zlib
+
+            c = zlib.compressobj(6, zlib.DEFLATED, -15)
+            body = c.compress(data) + c.flush()
+            header = b"\x1f\x8b\x08" + bytes([16]) + b"\0\0\0\0\0\xff" + b"reviewed: all pass\0"
+            gz.write_bytes(header + body + zlib.crc32(data).to_bytes(4, "little")
+                           + (len(data) & 0xFFFFFFFF).to_bytes(4, "little"))
+        else:
+            gz.write_bytes(gzip.compress(data) + gzip.compress(b"reviewed: all contracts pass\n"))
+        db.unlink()
+    r = judge_file(esc, root=run_dir[1], sample=0)
+    assert not r.ok, edit
+    where = {f.where for f in r.failed}
+    assert where & {"root", "store file"}, failed(r)
 
 
 def test_an_edited_escalation_file_is_caught_from_the_index(run_dir, tmp_path):

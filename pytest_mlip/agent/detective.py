@@ -167,10 +167,7 @@ class Detective:
             summary.tokens = self.planner.usage.model_dump()
             from .outputs import write_run_outputs
 
-            write_run_outputs(self, desk, summary)
-            memory.append("run", {"event": "finish", "evaluations": summary.evaluations,
-                                  "seconds": round(summary.seconds, 2), "tokens": summary.tokens,
-                                  "stopped": summary.stopped, "files": summary.files}, run=run_id)
+            write_run_outputs(self, desk, summary, memory)
         finally:
             ledger.close()
         return summary

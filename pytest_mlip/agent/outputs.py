@@ -39,8 +39,9 @@ def decision_artifact(ledger, x: dict) -> str:
                                 "reverse)")
 
 
-def write_run_outputs(det, desk, summary) -> None:
-    """Escalation reports, the run artifact and snapshots, the index report and run.json."""
+def write_run_outputs(det, desk, summary, memory) -> None:
+    """Escalation reports, the run artifact and snapshots, the index report and run.json; the memory's record of
+    the run's end, before the run seals its files."""
     led = desk.ledger
     decisions = {x["hypothesis"].id: decision_artifact(led, x) for x in summary.hypotheses}
     writers = []
@@ -65,6 +66,9 @@ def write_run_outputs(det, desk, summary) -> None:
     text_json = json.dumps(run_json(det, led, summary), indent=1) + "\n"
     text = render_markdown(index)
     folders = {w.h.id: _rel(w.folder, det.out) for w, _ in writers}
+    memory.append("run", {"event": "finish", "evaluations": summary.evaluations, "seconds": round(summary.seconds, 2),
+                          "tokens": summary.tokens, "stopped": summary.stopped, "files": summary.files},
+                  run=led.run_id)
     led.finish(required, texts={"agent": {"memory": str(det.memory_path.name),
                                          "evidence": summary.evidence_source}, "files": shown, "records": seals,
                                 "folders": folders,
@@ -100,18 +104,23 @@ def written_later(run_id: str, escalation_folders: list[str], memory: str) -> se
 
 
 def is_store_side_file(rel: str) -> bool:
-    """SQLite's journal files beside a live store (provenance.sqlite-wal and the like)."""
-    return any(rel.startswith(s + "-") for s in STORE_FILES[:1])
+    """SQLite's journal files beside the run's live store (provenance.sqlite-wal, -shm, -journal)."""
+    return rel in {f"{STORE_FILES[0]}-{x}" for x in ("wal", "shm", "journal")}
 
 
 def folder_files(base: Path) -> dict[str, Path]:
-    """Every file under ``base`` by its relative POSIX path (a symbolic link counts as a file)."""
-    return {p.relative_to(base).as_posix(): p for p in sorted(base.rglob("*")) if p.is_file() or p.is_symlink()}
+    """Every entry under ``base`` that is not a folder (files, links, pipes) by its relative POSIX path."""
+    from ..reporting.judge import folder_entries
+
+    return folder_entries(base)[0]
 
 
 def file_hash(path: Path) -> str:
+    """The SHA-256 of a regular file; a link, pipe or other entry has none (it never matches a sealed file)."""
     import hashlib
 
+    if path.is_symlink() or not path.is_file():
+        return "not a regular file"
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -119,8 +128,8 @@ def manifest(out: Path, run_id: str, escalation_folders: list[str], memory_path:
              index_md: str) -> dict:
     """The run's seal on the files of its output folder: the SHA-256 of every file there when the run closes
     (figures, reproducers, DFT inputs, kept protocols, earlier runs' files), of run.json and the run's copy of its
-    index report under runs/ (written next), and the memory's length and SHA-256 (it is append-only: later runs
-    add to it)."""
+    index report under runs/ (written next), and the memory's length and SHA-256 (its last record is the run's
+    end: a later run in the same folder appends to it and writes its own index)."""
     import hashlib
 
     memory = _rel(memory_path, out)

@@ -313,7 +313,7 @@ def verdict_parents(run_art) -> list[str]:
     return [p for p in run_art.parents if p not in refs]
 
 
-ROOT_FORMAT = "pytest-mlip root v1"
+ROOT_FORMAT = "pytest-mlip root v2"
 
 
 def root_hash(store, run_id: str) -> str | None:
@@ -321,9 +321,11 @@ def root_hash(store, run_id: str) -> str | None:
 
     Artifact ids are content hashes that include their parents' ids, so the
     run artifact already seals its ancestry (a hash tree); the root adds the
-    run row (its models and their identities) and the hash of each stored
-    configuration payload. A store forged consistently (values edited and the
-    chain re-hashed) has another root: print it where a CI log keeps it and
+    run row (all of it: models, command line, store, times), each artifact's
+    fields outside its id (why it was computed, its context, its run and time)
+    and the hash of each stored configuration payload. A store forged
+    consistently (values edited and the chain re-hashed, a reason or a
+    context rewritten) has another root: print it where a CI log keeps it and
     pass it to ``pytest-mlip judge --root``.
     """
     from .artifact import canonical
@@ -333,10 +335,11 @@ def root_hash(store, run_id: str) -> str | None:
         return None
     ids = sorted(store.closure([run["artifact"]]))
     h = hashlib.sha256(ROOT_FORMAT.encode())
-    h.update(("\n" + canonical({"id": run_id, "code_version": run["code_version"], "target": run["target"],
-                                 "committee": run["committee"], "models": run["models"],
-                                 "artifact": run["artifact"]})).encode())
+    h.update(("\n" + canonical({k: run[k] for k in ("id", "started", "finished", "code_version", "target",
+                                                      "committee", "models", "argv", "store", "artifact")})).encode())
+    extra = store.unhashed_fields(ids)
     for aid in ids:
         blob = store.payload(aid)
-        h.update(f"\n{aid} {hashlib.sha256(blob).hexdigest() if blob else '-'}".encode())
+        h.update(f"\n{aid} {hashlib.sha256(blob).hexdigest() if blob else '-'} ".encode())
+        h.update(canonical(extra.get(aid)).encode())
     return h.hexdigest()

@@ -278,6 +278,18 @@ class Store:
             d[k] = json.loads(d[k]) if d[k] else ([] if k != "models" else {})
         return d
 
+    def unhashed_fields(self, ids) -> dict[str, list]:
+        """Per artifact, the stored fields its content id leaves out: reason, context, run, created."""
+        ids = list(ids)
+        out: dict[str, list] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.db.execute(f"SELECT id, reason, context, run, created FROM artifacts WHERE id IN ({marks})",
+                                       chunk):
+                out[row[0]] = list(row[1:])
+        return out
+
     def count(self, run: str | None = None, kind: str | None = None) -> int:
         sql, args = "SELECT COUNT(*) FROM artifacts WHERE 1=1", []
         if run is not None:

@@ -23,6 +23,21 @@ from ..provenance.artifact import DERIVED_KINDS, SHORT_ID, from_finite_or_str
 
 HEX_RE = re.compile(r"^[0-9a-f]{6,64}$")
 
+
+def folder_entries(base: Path) -> tuple[dict[str, Path], list[str]]:
+    """Every entry under ``base`` that is not a folder (files, links, pipes, ...) by relative POSIX path, and the
+    folders that hold none."""
+    entries, dirs = {}, []
+    for p in sorted(Path(base).rglob("*")):
+        rel = p.relative_to(base).as_posix()
+        if p.is_dir() and not p.is_symlink():
+            dirs.append(rel)
+        else:
+            entries[rel] = p
+    empty = [d for d in dirs if not any(r.startswith(d + "/") for r in entries)]
+    return entries, empty
+
+
 @dataclass
 class Finding:
     ok: bool

@@ -70,7 +70,7 @@ def _load(rec: Path):
 
 def judge_agent_report(path, store: str | None = None, root: str | None = None, sample: int | None = 3,
                        seed: int | None = None) -> Judgement:
-    from .judge_report import compare_rendered, model_loader, pick_store, spot_check
+    from .judge_report import compare_rendered, model_loader, pick_store, spot_check, store_findings
 
     path = Path(path)
     rec_path = record_path(path)
@@ -84,6 +84,8 @@ def judge_agent_report(path, store: str | None = None, root: str | None = None, 
     try:
         judge = Judge(st, record.run.id)
         result = Judgement(str(path), label, record.run.id)
+        result.findings += store_findings(label, tmp, st, record.run.id,
+                                          single_run=store is None and record.kind == "escalation")
         result.findings += verify_closure(judge)
         from ..provenance.recorder import root_hash
 
@@ -148,8 +150,8 @@ def check_files(record, value: dict, folder: Path) -> list[Finding]:
     memory's sealed beginning (later runs append to it)."""
     import hashlib
 
-    from ..agent.outputs import (ESCALATION_WRITTEN_LATER, folder_files, file_hash, is_store_side_file,
-                                 written_later)
+    from ..agent.outputs import (ESCALATION_WRITTEN_LATER, STORE_FILES, file_hash,
+                                 is_store_side_file, written_later)
 
     texts = value.get("texts") or {}
     man = texts.get("manifest")
@@ -171,16 +173,19 @@ def check_files(record, value: dict, folder: Path) -> list[Finding]:
         memory = mem.get("file")
         want = dict(sealed)
         later = written_later(record.run.id, list(folders.values()), memory or "")
-    have = folder_files(folder)
-    problems = []
+    from .judge import folder_entries
+
+    have, empty = folder_entries(folder)
+    problems = [f"{d}/: an empty folder the run did not write" for d in empty
+                if d not in ("generated_tests", "runs", "escalations")]
     for rel, h in sorted(want.items()):
         p = have.get(rel)
         if p is None:
             problems.append(f"{rel}: missing (the run wrote it)")
-        elif p.is_symlink() or file_hash(p) != h:
+        elif file_hash(p) != h:
             problems.append(f"{rel}: changed since the run wrote it")
     for rel in sorted(set(have) - set(want)):
-        if rel in later and not have[rel].is_symlink():
+        if rel in later and have[rel].is_file() and not have[rel].is_symlink():
             continue
         if is_store_side_file(rel):
             continue
@@ -205,33 +210,18 @@ def check_files(record, value: dict, folder: Path) -> list[Finding]:
                 problems.append(f"{memory}: missing (the run wrote it)")
             elif hashlib.sha256(data[:n]).hexdigest() != h:
                 problems.append(f"{memory}: its records up to this run's end changed")
-            else:
-                problems += [f"{memory}: {x}" for x in appended_problems(data[:n], data[n:])]
+            elif len(data) > n:
+                problems.append(f"{memory}: holds {len(data) - n} byte(s) after this run's end (a later run in the "
+                                "folder writes its own index; judge a copy taken when this run ended)")
+        for rel in folders.values():
+            for name in (ESCALATION_WRITTEN_LATER[:2]):
+                if f"{rel}/{name}" not in have:
+                    problems.append(f"{rel}/{name}: missing (the run wrote it)")
+            if not any(f"{rel}/{s}" in have for s in STORE_FILES):
+                problems.append(f"{rel}: its store snapshot is missing")
     if problems:
         return [Finding(False, "files", f"{len(problems)} file(s) differ from what the run sealed", problems[:8])]
     return [Finding(True, "files", f"{len(want)} file(s) as the run sealed them, and nothing added")]
-
-
-def appended_problems(head: bytes, tail: bytes) -> list[str]:
-    """What the memory holds after the sealed part must be records the detective appended: JSON lines that
-    continue its hash chain (each names the digest of the line before it), not notes written into it."""
-    import json
-
-    from ..agent.memory import _digest
-
-    lines = [x for x in head.decode("utf-8", errors="replace").splitlines() if x.strip()]
-    prev = _digest(lines[-1]) if lines else None
-    for i, line in enumerate(tail.decode("utf-8", errors="replace").splitlines()):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            rec = None
-        if not isinstance(rec, dict) or rec.get("prev") != prev:
-            return [f"line {i + 1} after the run's end is not a record the detective appended (hash chain)"]
-        prev = _digest(line)
-    return []
 
 
 def verify_closure(judge: Judge) -> list[Finding]:

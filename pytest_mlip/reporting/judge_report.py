@@ -78,6 +78,19 @@ def pick_store(folder: Path, store: str | None):
     return st, str(path), tmp
 
 
+def store_findings(label: str, tmp: str | None, st, run_id: str, single_run: bool) -> list:
+    """The store file holds the store and nothing else (see :mod:`.store_check`)."""
+    from .judge import Finding
+    from .store_check import content_problems, sqlite_problems, store_file_problems
+
+    path = Path(label)
+    problems = store_file_problems(path) + (sqlite_problems(Path(tmp)) if tmp else [])
+    problems += content_problems(st, run_id, single_run)
+    if problems:
+        return [Finding(False, "store file", path.name, problems[:4])]
+    return [Finding(True, "store file", f"{path.name} holds the store's own tables and the run's artifacts alone")]
+
+
 def open_gzipped(path: Path):
     """A gzipped snapshot, decompressed into a temporary file: (Store, temporary file to delete)."""
     from ..provenance.store import Store
@@ -575,8 +588,11 @@ def _extra_files(folder: Path, data: dict, figs: dict) -> list[Finding]:
         written.add(REPORT_MARKER)  # the marker pytest-mlip writes into a report folder, as it writes it
     written |= {f"figures/{n}" for n in figs}
     written |= {v["worst_file"] for v in data.get("verdicts", []) if isinstance(v, dict) and v.get("worst_file")}
-    extra = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
-                   if (p.is_file() or p.is_symlink()) and p.relative_to(folder).as_posix() not in written)
+    from .judge import folder_entries
+
+    entries, empty = folder_entries(folder)
+    extra = sorted(rel for rel in entries if rel not in written)
+    extra += [f"{d}/ (an empty folder)" for d in empty if d not in ("figures", "worst")]
     if not extra:
         return [Finding(True, "folder", "holds only the files the run wrote")]
     return [Finding(False, "folder", f"{len(extra)} file(s) the run did not write",
@@ -603,6 +619,13 @@ def judge_report(path, store: str | None = None, root: str | None = None, sample
     try:
         judge = Judge(st, run_id)
         result = Judgement(str(path), label, run_id)
+        result.findings += store_findings(label, tmp, st, run_id, single_run=store is None)
+        if path.is_dir():
+            gone = [n for n in ("report.md", "report.html") if not (folder / n).is_file()]
+            if gone:
+                result.findings.append(Finding(False, "folder", "pages missing",
+                                               [f"{n} is missing (the run wrote it; render it again with "
+                                                "pytest-mlip render DIR)" for n in gone]))
         result.findings += verify_store(judge)
         from ..provenance.recorder import root_hash
 
