@@ -177,8 +177,13 @@ def pytest_configure(config):
             if not committee:
                 raise MlipError(f"--mlip-committee={raw!r} names no model; list models (a,b) or pass "
                                 "--mlip-committee=none for the target alone")
+            seen = {entry.name: f"the target ({target})"}
             for c in committee:
                 e = resolve(c)
+                if e.name in seen:
+                    raise MlipError(f"--mlip-committee lists {c!r}, which is {seen[e.name]} already; a committee "
+                                    "holds other models, each once: remove it from the list")
+                seen[e.name] = f"listed as {c!r}"
                 why = _make_available(config, e)
                 if why:
                     raise MlipError(f"committee model {e.name!r} is not usable here: {why}")

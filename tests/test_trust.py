@@ -72,11 +72,20 @@ def test_contract_file_mistakes_are_usage_errors_before_any_model_call(run, pyte
     one_line_usage_error(run("--mlip-no-builtin"), *needles)
 
 
+def test_a_structure_file_with_atoms_on_top_of_each_other_is_a_usage_error(run, pytester):
+    (pytester.path / "contracts").mkdir()
+    (pytester.path / "contracts" / "two.xyz").write_text("3\n\nN 0 0 0\nH 0 0 0\nH 0.9 0 0\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x").replace(
+        '{ kind = "molecule", name = "NH3" }', '{ kind = "file", path = "two.xyz" }')})
+    one_line_usage_error(run("--mlip-no-builtin"), "atoms 0 and 1", "on top of each other")
+
+
 @pytest.mark.parametrize("line, needles", [
     ('hard = "yes"', ["hard", "valid boolean", "'yes'"]),
     ("hard = 1", ["hard", "valid boolean"]),
     ("samples = \"2\"", ["samples"]),
     ("tolerance = { energy = 1e-9 }", ["noise floor", "use tolerance energy >="]),
+    ("tolerance = { energy = 1e30 }", ["above 1000", "could never fail"]),
 ])
 def test_strict_values_and_the_noise_floor(run, pytester, line, needles):
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x").replace("samples = 1\n", "samples = 1\n"
@@ -84,6 +93,14 @@ def test_strict_values_and_the_noise_floor(run, pytester, line, needles):
                                                                                      "samples = 1\n" + line + "\n")
               .replace("samples = 1\n", line + "\n" if "samples" in line else "samples = 1\n", 1)})
     one_line_usage_error(run("--mlip-no-builtin"), *needles)
+
+
+@pytest.mark.parametrize("committee, needles", [
+    ("lennard-jones,lennard-jones", ["lists 'lennard-jones'", "listed as 'lennard-jones'"]),
+    ("tests.mutants:clean_morse", ["is the target"]),
+])
+def test_a_committee_holds_other_models_each_once(run, committee, needles):
+    one_line_usage_error(run("--mlip-no-builtin", f"--mlip-committee={committee}"), *needles)
 
 
 @pytest.mark.parametrize("text, needles", [

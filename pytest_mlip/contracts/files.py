@@ -181,6 +181,25 @@ def _check_structures(path: Path, text: str | None, i: int, settings, root: Path
             raise ContractFileError(f"{where}: {spec.label()} has {n} atoms, more than the limit {limit}; "
                                     "use a smaller structure or raise the limit with max_atoms = N at the top of "
                                     "the file")
+        if getattr(spec, "kind", "") == "file" and 1 < n <= 2000:
+            close = _overlap(spec.build())
+            if close:
+                raise ContractFileError(f"{where}: {spec.label()} holds atoms {close[0]} and {close[1]} "
+                                        f"{close[2]:.3f} A apart, on top of each other (closer than "
+                                        f"{MIN_SEPARATION:g} A); fix the structure file")
+
+
+#: atoms of a structure file closer than this (in A) sit on top of each other: a broken file, not a structure
+MIN_SEPARATION = 0.1
+
+
+def _overlap(atoms) -> tuple[int, int, float] | None:
+    import numpy as np
+
+    d = atoms.get_all_distances(mic=bool(atoms.pbc.any()))
+    np.fill_diagonal(d, np.inf)
+    i, j = np.unravel_index(int(np.argmin(d)), d.shape)
+    return (int(min(i, j)), int(max(i, j)), float(d[i, j])) if d[i, j] < MIN_SEPARATION else None
 
 
 def _check_probes(path: Path, text: str, i: int, settings):
@@ -249,8 +268,17 @@ def _check_symbols(path: Path, text: str, i: int, settings):
                                     f"symbol(s) {bad} (symbols are case-sensitive); {fix}")
 
 
+#: the largest tolerance a contract may set, in its key's unit (eV, eV/A, GPa, A, a fraction): every violation these
+#: checks measure on a physical model lies far below it, so a larger one makes a check that cannot fail
+TOLERANCE_CEILING = 1e3
+
+
 def _check_tolerances(path: Path, text: str, i: int, settings):
     for key, tau in settings.tolerance.items():
+        if not tau <= TOLERANCE_CEILING:  # (also NaN)
+            raise ContractFileError(f"{_at(path, text, i, ('tolerance',))}.tolerance.{key} = {tau:g} is above "
+                                    f"{TOLERANCE_CEILING:g}: no violation this check measures reaches it, so the "
+                                    f"check could never fail; use a tolerance {key} of a few times its noise floor")
         floor = tolerance_floor(settings.check, key)
         if floor is not None and tau < floor[0]:
             raise ContractFileError(f"{_at(path, text, i, ('tolerance',))}.tolerance.{key} = {tau:g} is below the "

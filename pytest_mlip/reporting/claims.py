@@ -58,12 +58,21 @@ def _as_float(value):
     return float(value)
 
 
+#: a number as printed: ASCII only (a Unicode digit or space reads as another number to a person and as the same to
+#: Decimal)
+_PRINTED_NUMBER = _re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf|infinity|nan)",
+                             _re.ASCII | _re.IGNORECASE)
+
+
 def number_mismatch(text: str, value, min_sig: int = SIG) -> str | None:
     """None when ``text`` is a faithful print of ``value``; else why it is not."""
     v = _as_float(value)
     if v is None:
         return f"the artifact's value {value!r} is not a number"
-    t = text.strip().lower().lstrip("+")
+    if not isinstance(text, str) or not _PRINTED_NUMBER.fullmatch(text):
+        return (f"{text!r} is not a number as the tool prints one (ASCII digits, an optional sign, decimal point and "
+                "exponent, nothing else)")
+    t = text.lower().lstrip("+")
     if t in ("inf", "infinity", "-inf", "-infinity", "nan"):
         want = float(t.replace("infinity", "inf"))
         if (math.isnan(want) and math.isnan(v)) or want == v:
@@ -103,7 +112,8 @@ def status_mismatch(text: str, value) -> str | None:
 
 
 ARTIFACT_ID = r"^[0-9a-f]{6,64}$"
-NUMBER_TEXT = r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$"
+#: ASCII digits only (the pattern engine reads \d as any Unicode digit: a Bengali 8 printed for a 4)
+NUMBER_TEXT = r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$"
 #: a model or contract name in a note: no spaces, backticks or markup (it is printed inside backticks)
 NAME = r"^[A-Za-z0-9_.:+@=/~-]{1,120}$"
 UNIT = r"^[A-Za-z0-9/^*.-]{0,20}$"

@@ -524,9 +524,9 @@ def compare_rendered(given: str, want: str, name: str, markdown: bool, source: s
     diff = first_difference(events(given), events(want))
     hidden = hidden_text(given, want) if markdown and diff is None else None
     if hidden is not None:
-        return Finding(False, name, f"holds letters or digits its rendering from {source} does not (text the "
+        return Finding(False, name, f"holds characters its rendering from {source} does not (text the "
                                     "Markdown parser drops, e.g. a cell past the table's columns)",
-                       [f"the file's letters and digits differ near {hidden!r}"])
+                       [f"the file's visible characters differ near {hidden!r}"])
     if diff is None:
         return Finding(True, name, f"equals its rendering from {source} (same structure and content; whitespace "
                                    + ("and emphasis " if markdown else "") + "aside)")

@@ -104,15 +104,16 @@ def markdown_events(text: str) -> list[tuple]:
     return out
 
 
-_ALNUM = re.compile(r"[^\W_]+")
+#: what a reader sees of a Markdown source: every character but whitespace and the marks legitimate edits change
+_VISIBLE = re.compile(r"[^\s#=*+_-]+")
 
 
 def hidden_text(given: str, want: str) -> str | None:
-    """Letters and digits of the Markdown source the parser drops (a cell past the header's count, a closing
-    sequence of a heading, ...): the sources must hold the same letters and digits in the same order, whatever the
-    parse; no legitimate edit adds or removes one. None when they do; else the given text around the first
-    difference."""
-    g, w = "".join(_ALNUM.findall(given)), "".join(_ALNUM.findall(want))
+    """Characters of the Markdown source the parser drops (a cell past the header's count, a closing sequence of a
+    heading, ...): the sources must hold the same visible characters in the same order, whatever the parse, but for
+    the marks a legitimate edit may add, drop or change (emphasis ``*`` ``_``, a bullet ``-`` ``+`` ``*``, a setext
+    underline ``=`` ``-``, an ATX ``#``). None when they do; else the given text around the first difference."""
+    g, w = "".join(_VISIBLE.findall(given)), "".join(_VISIBLE.findall(want))
     if g == w:
         return None
     i = next((k for k, (x, y) in enumerate(zip(g, w)) if x != y), min(len(g), len(w)))
