@@ -147,7 +147,17 @@ VERDICT_WORDS = ("pass", "passes", "passed", "passing", "fail", "fails", "failed
                  "outlier", "anomaly", "anomalous", "suspect", "risky", "risk", "worry", "concern", "blocker",
                  "blocking", "blocks", "releasable", "approve", "accept",
                  "accepted", "deny", "denied", "refuse", "refused", "warning", "warn", "crash", "crashed", "crashes",
-                 "wins", "win", "won", "lose", "loses", "lost", "beats", "beat", "outperforms", "underperforms")
+                 "wins", "win", "won", "lose", "loses", "lost", "beats", "beat", "outperforms", "underperforms",
+                 # dismissals and release decisions: a comment may not wave a finding away or clear a model
+                 "artefact", "artefacts", "artifact", "artifacts", "disregard", "disregarded", "dismiss",
+                 "dismissed", "dismissible", "ignore", "ignored", "ignorable", "irrelevant", "spurious", "bogus",
+                 "moot", "harmless", "benign", "superseded", "supersedes", "obsolete", "outdated", "stale",
+                 "ship", "ships", "shipped", "shipping", "mergeable",
+                 "approval", "signoff", "cleared", "clears", "ready", "trusted", "trust", "checks", "checked",
+                 "works", "worked", "working", "expected", "unexpected", "normal", "noise", "noisy",
+                 # the same in a few other languages written in ASCII (a comment is read as English)
+                 "besteht", "bestanden", "freigegeben", "fehler", "fehlgeschlagen", "alle", "keine", "gut",
+                 "reussi", "echec", "valide", "aprobado", "fallo", "correcto", "bueno", "superato", "fallito")
 #: words that count: a comment may not use them either (state counts with a count note)
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
                 "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
