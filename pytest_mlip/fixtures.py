@@ -114,8 +114,29 @@ def mlip_model(request) -> MlipModel:
 
 
 def _test_name(node) -> str:
-    name = re.sub(r"[^A-Za-z0-9_.\-]+", "_", getattr(node, "originalname", None) or node.name)
-    return name[:80] or "test"
+    """The verdict name of a test: its function name, after its class (``TestA.test_x``) and with its own
+    parameters (``test_x_H2O_``), not the model's; unique within a file by pytest's own rules."""
+    name = getattr(node, "originalname", None) or node.name
+    cls = getattr(node, "cls", None)
+    if cls is not None:
+        name = f"{cls.__name__}.{name}"
+    params = {k: v for k, v in getattr(getattr(node, "callspec", None), "params", {}).items() if k != "mlip_model"}
+    if params:
+        name += "[" + ",".join(str(params[k]) for k in sorted(params)) + "]"
+    name = re.sub(r"[^A-Za-z0-9_.\-]+", "_", name)
+    if len(name) > 80:
+        import hashlib
+
+        name = name[:71] + "-" + hashlib.sha256(name.encode()).hexdigest()[:8]
+    return name or "test"
+
+
+def _owner(node) -> str:
+    """The test a verdict name belongs to, without the model it runs on."""
+    params = {k: v for k, v in getattr(getattr(node, "callspec", None), "params", {}).items() if k != "mlip_model"}
+    cls = getattr(node, "cls", None)
+    return f"test {node.path}::{(cls.__name__ + '::') if cls else ''}{getattr(node, 'originalname', node.name)}" + \
+        (f" {sorted((k, repr(v)) for k, v in params.items())}" if params else "")
 
 
 def settings_for(check_or_contract, name: str, overrides: dict, base_dir=None):
@@ -175,14 +196,21 @@ def mlip_check(request, mlip_model):
 
     def run(check_or_contract, **overrides):
         if getattr(node, "verdict", None) is not None:
-            raise MlipError("mlip_check runs one check per test (one row of the summary per test); "
-                            "write one test per check")
+            pytest.fail("mlip_check runs one check per test (one row of the summary per test); write one test per "
+                        "check", pytrace=False)
         try:
             settings = settings_for(check_or_contract, _test_name(node), overrides, base_dir=node.path.parent)
         except MlipError as exc:
             refused = str(exc)
         else:
             refused = None
+        if refused is None and state is not None:
+            owner, other = _owner(node), state.names.get(settings.name)
+            if other is not None and other != owner:
+                refused = (f"mlip_check: the name {settings.name!r} is taken by {other}: names key the summary, "
+                           "the report and the baseline; rename this test or pass name=... to mlip_check")
+            else:
+                state.names[settings.name] = owner
         if refused is not None:  # outside the except block: one line, no chained traceback
             pytest.fail(refused, pytrace=False)
         verdict = run_check(node, settings, mlip_model.evaluator, mlip_model.role)

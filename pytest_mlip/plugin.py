@@ -85,6 +85,9 @@ class MlipSession:
         self.verdicts: list[dict] = []
         #: every contract the run's files hold: name -> hard (from the preflight; what "complete" means)
         self.contract_index: dict[str, bool] = {}
+        #: every verdict name of the run -> what owns it (a contract file, or a test without its model): names key
+        #: the summary, the report and the baseline, so two owners of one name is an error, never a merged row
+        self.names: dict[str, str] = {}
 
     @property
     def models(self) -> list[str]:
@@ -360,6 +363,9 @@ def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str,
                                 "contracts in reports and baselines; rename one of them")
             seen.setdefault(s.name, f)
             index[s.name] = s.hard
+    state = config.stash.get(STATE_KEY, None)
+    if state is not None:
+        state.names.update({name: f"contract file {path}" for name, path in seen.items()})
     for f in near:
         config.issue_config_time_warning(pytest.PytestConfigWarning(
             f"{f} looks like a contract file but is not collected: contract files are named {CONTRACT_GLOB} "

@@ -141,6 +141,48 @@ def factory():
     assert calls.exists()
 
 
+def test_garbage_on_the_element_probe_makes_the_run_incomplete(run, pytester, monkeypatch):
+    """A factory without declared elements is probed on dimers; NaN there (a model failure no contract of the run
+    evaluates again) is reported, and the run that otherwise passes fails as incomplete."""
+    pytester.makepyfile(dimernan="""
+from ase.calculators.emt import EMT
+
+
+class DimerNaN(EMT):
+    def calculate(self, atoms=None, *a, **k):
+        super().calculate(atoms, *a, **k)
+        if len(self.atoms) == 2:
+            self.results["energy"] = float("nan")
+
+
+def factory():
+    return DimerNaN()
+""")
+    monkeypatch.syspath_prepend(str(pytester.path))
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x").replace("NH3", "CH4")})
+    res = run("--mlip-no-builtin", "--mlip-summary-md=s.md", model="dimernan:factory")
+    assert res.ret == 1, res.stdout.str()[-3000:]
+    out = res.stdout.str()
+    assert "element probe of dimernan:factory" in out and "non-finite energy" in out, out[-3000:]
+    assert "INCOMPLETE" in (pytester.path / "s.md").read_text()
+
+
+def test_user_tests_that_share_a_name_never_share_a_row(run, pytester):
+    """A parametrized test, a test in a class and a same-named test in another file each get their own verdict
+    name; a name already taken (by a contract file or another test) fails that test, naming the owner."""
+    body = ('    mlip_check("symmetry", transform="translation", samples=1, '
+            'structures=[{{"kind": "molecule", "name": {mol}}}])\n')
+    pytester.makepyfile(test_a=(
+        "import pytest\n\n\n@pytest.mark.parametrize('mol', ['H2O', 'CH4'])\ndef test_x(mlip_check, mol):\n"
+        + body.format(mol="mol") + "\n\nclass TestA:\n    def test_x(self, mlip_check):\n    "
+        + body.format(mol="'NH3'") + "\n\ndef test_y(mlip_check):\n" + body.format(mol="'NH3'")),
+        test_b="def test_y(mlip_check):\n" + body.format(mol="'CH4'"))
+    res = run("--mlip-no-builtin", "test_a.py", "test_b.py")
+    out = res.stdout.str()
+    assert "test_x_CH4_" in out and "test_x_H2O_" in out and "TestA.test_x" in out, out[-3000:]
+    assert res.ret == 1 and "the name 'test_y' is taken by test" in out and "test_a.py" in out, out[-3000:]
+
+
 def test_missing_mlip_paths_folder_is_a_usage_error(run, pytester):
     pytester.makeini("[pytest]\nmlip_paths = nosuchdir\n")
     one_line_usage_error(run("--mlip-no-builtin"), "mlip_paths", "nosuchdir", "not a folder")

@@ -484,7 +484,7 @@ def _numeric_array(model, atoms, prop, value) -> np.ndarray:
 def validate_output(model: str, atoms, out: dict, want_stress: bool) -> Evaluation:
     """A model's raw results as an :class:`Evaluation`, or a :class:`ModelOutputError` naming what is wrong.
 
-    Energy: one finite real number (a 0-d or one-element array is accepted; a per-atom array is not).
+    Energy: one finite real number, a scalar (a 0-d array is accepted; a one-element or per-atom array is not).
     Forces: finite reals of shape (N, 3). Stress, when asked for and the model declares it: finite reals
     of shape (6,) (Voigt) or (3, 3).
     """
@@ -495,7 +495,10 @@ def validate_output(model: str, atoms, out: dict, want_stress: bool) -> Evaluati
     if e.size != 1:
         raise ModelOutputError(model, atoms, "energy", f"got shape {e.shape}, expected one number for the "
                                                        "whole structure (a per-atom array is not an energy)")
-    energy = float(e.reshape(-1)[0])
+    if e.ndim != 0:
+        raise ModelOutputError(model, atoms, "energy", f"got a {type(out['energy']).__name__} of shape {e.shape}, "
+                                                       "expected a scalar (results['energy'] = float(e) or e.item())")
+    energy = float(e)
     if not math.isfinite(energy):
         raise ModelOutputError(model, atoms, "energy", f"non-finite energy ({energy})")
     if out.get("forces") is None:

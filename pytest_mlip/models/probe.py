@@ -4,7 +4,8 @@
 atomic number or name) as a ``KeyError`` key, or in a message such as "element H not supported", "unknown
 species 1". An element whose dimer gives garbage (NaN, a wrong shape, a string) or an exception that names no
 element (``KeyError('whatever')``, "model exploded") is *supported* as far as the probe can tell: the contracts
-then evaluate it, and the evaluator turns the garbage into an ``error`` verdict naming the property. Garbage must
+then evaluate it, and the evaluator turns the garbage into an ``error`` verdict naming the property; the probe's
+own failures are model failures too, reported with the next item (the run is incomplete). Garbage must
 never read as "element not supported".
 """
 
@@ -56,17 +57,22 @@ def probe_elements(calc, max_z: int = 94, first: list | None = None, name: str =
     from ..errors import ModelTimeoutError
     from ..evaluation.evaluator import CALL_TIMEOUT, call_deadline, named_call
 
-    ok = []
+    from ..evaluation.evaluator import validate_output
+
+    ok, bad = [], []
     for z in range(1, max_z + 1):
         atoms = Atoms(numbers=[z, z], positions=[[0, 0, 0], [0, 0, 2.5]], cell=[20, 20, 20], pbc=False)
+        label = f"{chemical_symbols[z]}2 at 2.5 A"
         try:
             calc.results = {}
             with call_deadline(CALL_TIMEOUT["seconds"], name, atoms):
                 named_call(name)(calc.calculate, atoms, ["energy", "forces"], ["positions", "numbers", "cell", "pbc"])
             if first is not None and not first:
                 first.append((atoms.copy(), dict(calc.results)))
-        except ModelTimeoutError:
+            validate_output(name, atoms, dict(calc.results), want_stress=False)
+        except ModelTimeoutError as exc:
             # a model that hangs says nothing about its elements: take them all, the contracts report the hang
+            bad.append(f"{label}: {exc}")
             ok += [chemical_symbols[k] for k in range(z, max_z + 1)]
             break
         except KeyboardInterrupt:
@@ -74,6 +80,18 @@ def probe_elements(calc, max_z: int = 94, first: list | None = None, name: str =
         except BaseException as exc:  # noqa: BLE001 - the model's own words decide (SystemExit is a crash, not an exit)
             if says_unsupported(exc, z):
                 continue
+            bad.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
         ok.append(chemical_symbols[z])
     calc.results = {}
+    if bad:
+        PROBE_FAILURES.setdefault(name, []).extend(bad)
     return tuple(ok)
+
+
+#: model spec -> what the element probe's calls returned that is not a valid output (garbage, a crash, a timeout):
+#: model failures no contract may ever evaluate again, drained into the next item's report (the run is incomplete)
+PROBE_FAILURES: dict[str, list[str]] = {}
+
+
+def take_probe_failures(spec: str) -> list[str]:
+    return PROBE_FAILURES.pop(spec, [])

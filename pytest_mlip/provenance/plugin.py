@@ -198,6 +198,9 @@ def _record_sample(item, evaluator, before):
         return
     calls, repeats, found, raised = _sample_state(evaluator)
     unreported = list(dict.fromkeys(str(e) for e in evaluator.raised[before[3]:raised] if not e.reported))
+    from ..models.probe import take_probe_failures
+
+    unreported += [f"element probe of {evaluator.name}: {m}" for m in take_probe_failures(item.mlip_spec)]
     item.user_properties.append(("mlip_sample", json.dumps({
         "model": evaluator.name, "calls": calls - before[0], "repeats": repeats - before[1],
         "violations": evaluator.nondeterminism[before[2]:found], "unreported": unreported}, default=float)))

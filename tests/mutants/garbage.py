@@ -40,12 +40,17 @@ def _corrupt(kind: str, value, n: int):
         return np.vstack([np.atleast_2d(value), np.zeros((1, np.atleast_2d(value).shape[1]))])
     if kind == "ragged":
         return [[1.0, 2.0], [3.0]]
+    if kind == "wrapped":  # the right number inside a length-1 array: not a scalar
+        return np.asarray([float(np.sum(value))])
+    if kind == "listed":
+        return [float(np.sum(value))]
     raise ValueError(kind)
 
 
 #: corruptions that make each output garbage (not every kind fits every output)
 CORRUPTIONS = {
-    "energy": ["nan", "inf", "string", "none", "complex", "bool", "object", "per_atom", "ragged"],
+    "energy": ["nan", "inf", "string", "none", "complex", "bool", "object", "per_atom", "ragged", "wrapped",
+               "listed"],
     "forces": ["nan", "inf", "string", "none", "complex", "object", "flat", "short", "extra_row", "ragged"],
     "stress": ["nan", "inf", "string", "complex", "short", "ragged"],
     "missing": ["energy", "forces"],
