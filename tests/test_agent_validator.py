@@ -137,3 +137,10 @@ def test_protocol_file_header_is_checked_too(gate):
     r = gate.file([wall()], "agent-wall", header=["kept by the detective", "{{ evil }}"])
     refused(r, "templating")
     assert gate.file([wall()], "agent-wall", header=["kept by the detective"]).ok
+
+
+def test_a_protocol_may_not_change_its_laws_basis(gate):
+    """dimer_tail is decided against the committee: a protocol declaring it exact (no committee needed) is refused."""
+    r = gate.protocol({"name": "tail", "check": "dimer_tail", "elements": ["Cu"], "basis": "exact"})
+    assert not r.ok and any("law of basis 'disagreement'" in e for e in r.errors), r.errors
+    assert gate.protocol({"name": "tail", "check": "dimer_tail", "elements": ["Cu"]}).ok

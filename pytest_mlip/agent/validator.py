@@ -227,6 +227,10 @@ class Validator:
         if errors:
             return GateResult(False, errors, text=text)
         for t, s in zip(tables, settings):
+            own = type(s).model_fields["basis"].default
+            if s.basis != own:
+                errors.append(f"{s.name}: basis = {s.basis!r}, but {s.check} is a law of basis {own!r} (a protocol "
+                              "may not change how its law is decided); remove the basis line")
             errors += self._domain(t, s)
             errors += self._support(t, s) if self.check_support else []
             if check_repeat:
