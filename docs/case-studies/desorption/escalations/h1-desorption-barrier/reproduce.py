@@ -1,0 +1,40 @@
+"""Minimal reproduction of H1 (desorption-barrier:non-metal/transition-metal): runs in minutes, prints the headline numbers.
+
+Runs the pre-registered protocol(s) the target violated on the target and the committee with the
+fixed check routines of pytest-mlip (pytest_mlip.testing.run_contract).
+"""
+
+import json
+import time
+from pathlib import Path
+
+from pytest_mlip.contracts.files import parse_contracts
+from pytest_mlip.testing import run_contract
+
+MODELS = ['sevennet-l3i5', 'chgnet-0.3.0', 'diep']
+PROTOCOL = None
+TABLES = [{"name": "h1-desorption-barrier-scope", "check": "desorption_barrier", "hard": false, "basis": "exact", "description": "scope: neighbouring metals of H1", "cases": [{"adsorbate": "NO", "metal": "Cu", "facet": "fcc111", "site": "ontop"}, {"adsorbate": "CO", "metal": "Cu", "facet": "fcc100", "site": "ontop"}, {"adsorbate": "CO", "metal": "Ni", "site": "ontop"}], "size": [2, 2, 3], "dz_max": 8.0, "dz_step": 0.25, "fmax": 0.1, "neb": false, "neb_images": 9, "tolerance": {"barrier": 0.05, "unbound": 0.5, "not_converged": 0.5}}]
+
+
+def protocols():
+    if PROTOCOL is not None:
+        return parse_contracts(PROTOCOL)
+    from pytest_mlip.agent.protocols import to_toml
+
+    return parse_contracts(Path("protocol.toml"), text=to_toml(TABLES))
+
+
+def main():
+    for settings in protocols():
+        for model in MODELS:
+            t0 = time.perf_counter()
+            v = run_contract(settings, model, role="target" if model == MODELS[0] else "committee")
+            worst = v.worst()
+            raw = ", ".join(f"{k}={x:.4g}" for k, x in (worst.violations if worst else {}).items())
+            mx = "-" if v.max_normalized is None else f"{v.max_normalized:.4g}"
+            print(f"{settings.name:<45} {model:<28} {v.status:<5} max v/tau {mx:<10} "
+                  f"worst {v.worst_probe} {raw} ({time.perf_counter() - t0:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()
