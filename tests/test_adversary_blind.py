@@ -79,6 +79,16 @@ def test_survey_sends_the_first_start_to_the_problem_that_shows_the_tail():
     assert search.spent <= 2 * 8 * len(problems)  # one level of the gap per problem: A+B and B, 8 new points
 
 
+def test_compression_scales_go_straight_to_the_line_of_pairs():
+    """The compression wall's problem has no variable beside the line's two scales: no coordinate scan (the line
+    of pairs covers every point of it), the dip met within 80 evaluations (with the scans first: 97)."""
+    settings = C["compression-wall"].model_copy(update={"crystals": C["compression-wall"].crystals[2:3]})
+    ev = evaluator_for(f"{B}:CompressionDip")
+    problems, _ = objective_for("compression_wall").problems(settings, ev)
+    search = Search(problems, ev, SearchOptions(budget=150)).run()
+    assert search.scans == 0 and search.lines and search.first_exceed is not None and search.first_exceed <= 80
+
+
 def test_finite_difference_gradient_of_rounding_is_zero():
     """Where v differs only by float rounding (fragments beyond the clean model's cutoff), no direction is
     followed: the gradient is zero and the start ends."""
