@@ -50,6 +50,58 @@ def test_ascent_finds_narrow_defects_in_a_values_only_model(settings, model, bud
     assert rand.value < r.value
 
 
+def test_narrow_tail_in_one_problem_is_found_where_random_search_misses_it():
+    """The tail bump 0.5 mA wide between Ni atoms only: one problem of five holds it (about 5e-4 of Z violates:
+    random search needs ~3000 evaluations on average); the survey's first level of each problem's gap scan shows
+    its tail, the first start zooms in on it."""
+    settings = C["dissociation-limit"]
+    model = f"{B}:NarrowTailBump"
+    sampled = run_contract(settings, model)
+    assert sampled.status == "pass" and sampled.max_normalized < 1e-3  # the sampled check misses it
+    r = run_adversary(settings, evaluator_for(model), SearchOptions(budget=200))
+    assert r.status == "violation" and r.value > 1.0 and r.problem == "Ni+Ni", (r.value, r.problem)
+    assert 7.28 < r.parameters["gap"] < 7.32 and r.first_exceed <= 200
+    rand = run_adversary(settings, evaluator_for(model), SearchOptions(budget=200, method="random"))
+    assert rand.value < 1.0
+
+
+def test_survey_sends_the_first_start_to_the_problem_that_shows_the_tail():
+    settings = C["dissociation-limit"]
+    ev = evaluator_for(f"{B}:NarrowTailBump")
+    problems, _ = objective_for("dissociation").problems(settings, ev)
+    search = Search(problems, ev, SearchOptions(budget=600))
+    pool = [(search.value(pi, x), pi, x) for pi, p in enumerate(problems) for x in p.seeds]
+    assert problems[max(pool, key=lambda t: t[0])[1]].label != "Ni+Ni"  # at 12 A only rounding shows
+    search.phase = "search"
+    search.survey(pool)
+    v, pi, x = max(pool, key=lambda t: t[0])
+    assert problems[pi].label == "Ni+Ni" and 6.0 <= x[0] <= 8.3 and 1e-9 < v < 1.0, (problems[pi].label, x, v)
+    assert search.spent <= 2 * 8 * len(problems)  # one level of the gap per problem: A+B and B, 8 new points
+
+
+def test_compression_scales_go_straight_to_the_line_of_pairs():
+    """The compression wall's problem has no variable beside the line's two scales: no coordinate scan (the line
+    of pairs covers every point of it), the dip met within 80 evaluations (with the scans first: 97)."""
+    settings = C["compression-wall"].model_copy(update={"crystals": C["compression-wall"].crystals[2:3]})
+    ev = evaluator_for(f"{B}:CompressionDip")
+    problems, _ = objective_for("compression_wall").problems(settings, ev)
+    search = Search(problems, ev, SearchOptions(budget=150)).run()
+    assert search.scans == 0 and search.lines and search.first_exceed is not None and search.first_exceed <= 80
+
+
+def test_finite_difference_gradient_of_rounding_is_zero():
+    """Where v differs only by float rounding (fragments beyond the clean model's cutoff), no direction is
+    followed: the gradient is zero and the start ends."""
+    settings = C["dissociation-limit"]
+    ev = evaluator_for(f"{B}:BlindClean")
+    problems, _ = objective_for("dissociation").problems(settings, ev)
+    search = Search(problems, ev, SearchOptions(budget=600))
+    search.phase = "search"
+    for pi, p in enumerate(problems):
+        g = search.fd_gradient(pi, p.seeds[0])
+        assert g is not None and not g.any(), (p.label, g)
+
+
 @pytest.mark.slow
 def test_ascent_finds_the_height_bump_in_a_values_only_model():
     """~30 s: a 13-atom slab per evaluation."""

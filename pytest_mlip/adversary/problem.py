@@ -129,6 +129,10 @@ class Problem:
     additive: bool = False
     #: v depends on energies only: a conservative model's forces then give its exact gradient in one call
     energy_only: bool = False
+    #: coordinates a values-only search scans first in each sweep (Search.scan), before the others in a seeded
+    #: random order: one every interatomic distance between the parts follows (a separation), along which a
+    #: narrow feature of the model shows first
+    scan_first: tuple[int, ...] = ()
 
     def __init__(self, lower, upper, tolerance: dict[str, float], seeds=()):
         self.lower = np.asarray(lower, dtype=float)

@@ -14,12 +14,20 @@ tail is swamped by the clean part of v; there, on problems of at most
 adsorbate height, a fragment placement), each start first scans its
 coordinates one by one, coarse to fine (``scan_points`` over the whole
 range, then over the two cells around the best, down to ``scan_resolution``
-of the range), moving to the best point after each; where v is one energy
+of the range), moving to the best point after each (a problem's
+``scan_first`` coordinates first, the separation along which every distance
+between its parts moves; before the first start, the first level of those
+scans runs on every such problem, so that the first start goes to the
+problem where a narrow feature's tail shows); where v is one energy
 difference along a line (the walls: an inner and an outer point, ``Problem.
 additive``), it then scans that line point by point, coarse to fine, and
 reads every pair of scanned points from single evaluations (``line_pairs``:
 a narrow dip or bump anywhere on the line is met once the spacing reaches
-its width, whatever gap the violation needs); and it ascends from there.
+its width, whatever gap the violation needs; a problem with no variable
+beside the line's two, the compression wall's scales, skips the coordinate
+scans, which the line covers); and it ascends from there. Differences of v
+within float rounding (``FLAT``) count as none: they start no further sweep
+and a finite-difference gradient made of them is zero.
 Every trial point is projected back into Z first. ``random``: uniform admissible
 points until the budget is spent. ``hypothesis``: Hypothesis generating
 points with ``hypothesis.target(v)`` steering it. All three start from the
@@ -236,6 +244,7 @@ class Search:
         h = self.options.fd_step
         g = np.zeros(len(u))
         before = self.spent
+        spread = 0.0
         for row in basis:
             d = np.zeros(len(u))
             d[active] = row
@@ -247,8 +256,11 @@ class Search:
             vp, vm = self.value(pi, xp), self.value(pi, xm)
             if math.isfinite(vp) and math.isfinite(vm):
                 g += (vp - vm) / denom * d
+                spread = max(spread, abs(vp - vm))
         self.gradients[FINITE_DIFFERENCES] += 1
         self.fd_spent += self.spent - before
+        if spread <= FLAT:  # differences within float rounding: no direction to follow
+            return np.zeros(len(u))
         return g * (len(active) / k)
 
     # --- the methods ---------------------------------------------------------------------
@@ -284,6 +296,7 @@ class Search:
         # they are ``explore`` of what was spent, and at least what finite-difference gradients cost
         # (so where gradients are expensive the adversary is never mostly a slower random search).
         explored = 0
+        self.survey(pool)
         for _ in range(100 * self.options.budget):
             while explored < max(self.options.explore * self.spent, self.fd_spent) or not pool:
                 before = self.spent
@@ -292,11 +305,30 @@ class Search:
                 explored += max(self.spent - before, 1)
             pool.sort(key=lambda t: -t[0] if math.isfinite(t[0]) else math.inf)
             v, pi, x = pool.pop(0)
-            if self.values_only(pi) and self.problems[pi].dim <= self.options.scan_dim:
-                x, v = self.scan(pi, x, v)
-                if self.problems[pi].additive:
+            p = self.problems[pi]
+            if self.values_only(pi) and p.dim <= self.options.scan_dim:
+                if not (p.additive and not np.any(p.span[2:] > 0)):  # else the line is all of the problem
+                    x, v = self.scan(pi, x, v)
+                if p.additive:
                     x, v = self.line_pairs(pi, x, v)
             self.ascend(pi, x, v)
+
+    def survey(self, pool):
+        """Before any start: on every values-only problem that names ``scan_first`` coordinates, the first level of
+        their scans through its best known point, each best point met joining the pool, so that the first start
+        goes where a narrow feature shows (a tail seen at 1e-4 of tau), whichever problem holds it."""
+        best: dict = {}
+        for v, pi, x in pool:
+            if math.isfinite(v) and (pi not in best or v > best[pi][0]):
+                best[pi] = (v, x)
+        for pi, (v, x) in best.items():
+            p = self.problems[pi]
+            if not (p.scan_first and self.values_only(pi) and p.dim <= self.options.scan_dim):
+                continue
+            for i in p.scan_first:
+                if p.span[i] > 0:
+                    x, v = self.line_scan(pi, x, v, int(i), levels=1)
+            pool.append((v, pi, x))
 
     def line_pairs(self, pi: int, x, v: float):
         """The line through ``x`` (its other variables held) scanned point by point, coarse to fine, for a problem
@@ -374,30 +406,34 @@ class Search:
         return x, v
 
     def scan(self, pi: int, x, v: float):
-        """Coordinate sweeps from ``x`` (coordinates in a seeded random order), each a coarse-to-fine
-        line scan, until a sweep no longer raises v; returns the best point and its value."""
+        """Coordinate sweeps from ``x`` (the problem's ``scan_first`` coordinates first, the others in a seeded
+        random order), each a coarse-to-fine line scan, until a sweep no longer raises v; returns the best point
+        and its value."""
         p = self.problems[pi]
         if any(e_pi == pi and np.max(np.abs(p.to_unit(x) - e_u)) < self.options.basin for e_pi, e_u in self.ends):
             return x, v  # an earlier start already scanned and climbed from here
         active = [int(i) for i in np.where(p.span > 0)[0]]
+        first = [i for i in p.scan_first if i in active]
         for _ in range(len(active)):
             before = v
-            for i in self.rng.permutation(active):
+            for i in first + [int(i) for i in self.rng.permutation([i for i in active if i not in first])]:
                 x, v = self.line_scan(pi, x, v, int(i))
-            if not v > before:
+            if not v > before + FLAT:  # a rise within float rounding is no reason for another sweep
                 break
         return x, v
 
-    def line_scan(self, pi: int, x, v: float, i: int):
+    def line_scan(self, pi: int, x, v: float, i: int, levels: int | None = None):
         """Coordinate ``i`` through ``x``: ``scan_points`` over its range, then over the two cells around
-        the best, until a cell is below ``scan_resolution``; stops early on a level that is flat (no
-        information along this coordinate). Returns the best point met and its value."""
+        the best, until a cell is below ``scan_resolution`` (or after ``levels`` levels); stops early on a level
+        that is flat (no information along this coordinate). Returns the best point met and its value."""
         p = self.problems[pi]
         opt = self.options
         self.scans += 1
         u0 = p.to_unit(x)
         lo, hi = 0.0, 1.0
+        level = 0
         while True:
+            level += 1
             values = []
             for t in np.linspace(lo, hi, opt.scan_points):
                 u = u0.copy()
@@ -409,7 +445,8 @@ class Search:
                     x, v = xt, vt
             finite = [a for a in values if math.isfinite(a)]
             cell = (hi - lo) / (opt.scan_points - 1)
-            if cell < opt.scan_resolution or not finite or max(finite) - min(finite) <= FLAT:
+            if cell < opt.scan_resolution or not finite or max(finite) - min(finite) <= FLAT or \
+                    (levels is not None and level >= levels):
                 return x, v
             centre = p.to_unit(x)[i]
             lo, hi = max(0.0, centre - cell), min(1.0, centre + cell)

@@ -19,6 +19,9 @@ check misses (tests/test_adversary_blind.py asserts that it passes):
 * :class:`TailBump`: a spurious interaction 7.3 A out, past the declared
   5 A cutoff (the dissociation limit's domain starts at cutoff + 1 A, the
   sampled check looks 12 A apart);
+* :class:`NarrowTailBump`: the tail bump 0.5 mA wide and between Ni atoms
+  only (the contract's Ni + Ni pair alone): narrow in Z, where the tail bump
+  (4 mA, every pair) is not (about 3% of Z violates it);
 * :class:`WallBump`: a narrow spurious barrier on the wall (1.975 A, 2 mA
   wide, any bond direction): a finding a kept protocol file reproduces;
 * :class:`CompressionDip`: the compression wall: a pair dip 5 mA wide at
@@ -27,6 +30,8 @@ check misses (tests/test_adversary_blind.py asserts that it passes):
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from . import AddedTerm
 from .narrow import CUTOFF, AngularHole, HeightBump, TorchMorse, _pairs, _torch, lorentzian
@@ -55,13 +60,19 @@ class BlindHeightBump(_ValuesOnly, HeightBump):
 
 
 class _PairLorentzian(_ValuesOnly, TorchMorse):
-    """E += A L(r - r_c, w) per pair, out to r_c + 1 A (A < 0: a dip; beyond the 5 A cutoff: a spurious tail)."""
+    """E += A L(r - r_c, w) per pair, out to r_c + 1 A (A < 0: a dip; beyond the 5 A cutoff: a spurious tail); only
+    pairs of ``species`` where that is set."""
 
     amplitude, r_c, w = 0.0, 2.0, 0.01
+    species: tuple[int, ...] | None = None  # only pairs of these atomic numbers (None: every pair)
 
     def defect(self, numbers, positions, cell, pbc, i, j, vec):
         if self.r_c + 1.0 > CUTOFF:
             i, j, vec = _pairs(numbers, positions, cell, pbc, cutoff=self.r_c + 1.0)
+        if self.species is not None and len(i):
+            keep = np.isin(np.asarray(numbers)[i.numpy()], self.species) & \
+                np.isin(np.asarray(numbers)[j.numpy()], self.species)
+            i, j, vec = i[keep], j[keep], vec[_torch().as_tensor(keep)]
         if len(i) == 0:
             return positions.sum() * 0.0
         r = _torch().linalg.norm(vec, dim=1)
@@ -84,6 +95,12 @@ class TailBump(_PairLorentzian):
     """A 2 meV interaction 4 mA wide at 7.3 A, past the declared cutoff (5 A)."""
 
     amplitude, r_c, w = 0.002, 7.3, 0.004
+
+
+class NarrowTailBump(TailBump):
+    """The tail bump 0.5 mA wide, between Ni atoms only (in the dissociation limit's pairs: Ni + Ni alone)."""
+
+    w, species = 0.0005, (28,)
 
 
 

@@ -15,6 +15,7 @@ class FragmentProblem(Problem):
 
     names = ("gap", "theta", "phi", "rot_x", "rot_y", "rot_z")
     roles = ("AB", "A", "B")
+    scan_first = (0,)  # the gap: every A-B distance follows it (a spurious tail is a function of distance)
 
     def __init__(self, a, b, gap_lo, gap_hi, rotate, tolerance, seeds, label):
         self.label = label
