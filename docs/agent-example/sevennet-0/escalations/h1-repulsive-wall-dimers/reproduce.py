@@ -12,8 +12,8 @@ from pytest_mlip.contracts.files import parse_contracts
 from pytest_mlip.testing import run_contract
 
 MODELS = ['sevennet-0', 'chgnet-0.3.0', 'diep']
-PROTOCOL = Path(__file__).with_name('mlip_sevennet-0-repulsive-wall-dimers-h1.toml')
-TABLES = None
+PROTOCOL = None
+TABLES = [{"name": "h1-repulsive-wall-dimers-scope", "check": "repulsive_wall", "hard": true, "basis": "exact", "description": "scope of H1: neighbouring pairs of the failing class", "pairs": [["Co", "Co"], ["Zn", "Zn"], ["Au", "Au"], ["Cu", "O"], ["Zn", "Pt"], ["Mn", "Mn"]], "r_inner": 0.3, "step": 0.05, "tolerance": {"drop": 0.01}}]
 
 
 def protocols():

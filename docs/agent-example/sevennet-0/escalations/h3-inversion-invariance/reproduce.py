@@ -12,8 +12,8 @@ from pytest_mlip.contracts.files import parse_contracts
 from pytest_mlip.testing import run_contract
 
 MODELS = ['sevennet-0', 'chgnet-0.3.0', 'diep']
-PROTOCOL = Path(__file__).with_name('mlip_sevennet-0-inversion-invariance-h3.toml')
-TABLES = None
+PROTOCOL = None
+TABLES = [{"name": "h3-inversion-invariance-scope", "check": "symmetry", "hard": true, "basis": "exact", "description": "scope of H3: inversion on neighbouring structures", "structures": [{"rattle": 0.05, "kind": "molecule", "name": "C4H4O"}, {"rattle": 0.05, "kind": "molecule", "name": "CH3OCH3"}, {"rattle": 0.05, "kind": "molecule", "name": "CH3CH2O"}, {"rattle": 0.05, "kind": "molecule", "name": "CH3COCH3"}, {"rattle": 0.05, "kind": "molecule", "name": "CH3COOH"}, {"rattle": 0.05, "kind": "molecule", "name": "HCOOCH3"}], "transform": "inversion", "samples": 1, "seed": 0, "tolerance": {"energy": 0.0001, "forces": 0.001, "stress": 0.0001}}]
 
 
 def protocols():
