@@ -27,7 +27,9 @@ committed example (``--agent-example``).
 Seeds 1000-1999 are the development set, 2000-2999 the first held-out set (already run once: spent),
 3000-3999 the second held-out set (spent on the run reports' operators, session 4), 4000-4999 the third (spent,
 session 5: the first held-out run of the detective reports' operators), 5000-5999 the fourth (``--split
-held-out-4``: run once, at the end, by the lead; the first with operators on the detective folder's other files).
+held-out-4``, the first with operators on the detective folder's other files: seed 5000 spent in session 7, on
+the fresh runs, tm-wall and the detective example; its three wrong outcomes were operator defects, fixed after:
+a count note that was true, rows padded before their first pipe into the list above them).
 """
 
 from __future__ import annotations
@@ -566,7 +568,9 @@ def f_note(f, rng):
     elif kind == "count":
         k = sum(1 for x in data["verdicts"] if x["status"]["text"] == "fail" and x["role"] == "target")
         m = sum(1 for x in data["verdicts"] if x["role"] == "target")
-        note = {"kind": "count", "n": max(0, k + rng.choice([-1, 1])), "m": m, "status": "fail", "role": "target"}
+        # a wrong count: one more or one fewer (never the true count: with no failure, one more)
+        note = {"kind": "count", "n": k + 1 if k == 0 else k + rng.choice([-1, 1]), "m": m, "status": "fail",
+                "role": "target"}
     elif kind == "verdict":
         wrong = {"fail": "pass", "pass": "fail", "error": "pass", "skip": "pass"}[v["status"]["text"]]
         note = {"kind": "verdict", "contract": v["contract"], "model": v["model"], "status": wrong}
@@ -785,8 +789,10 @@ def l_reflow_md(f, rng):
     for line in md.split("\n"):
         r = rng.random()
         if line.startswith("|") and r < 0.5:
-            line = "|".join(c.strip().ljust(rng.randint(0, 4) + len(c.strip())) if c.strip() else " " * rng.randint(0, 2)
-                            for c in line.split("|"))
+            cells = line.split("|")
+            # padding inside the cells; never before the first pipe (a row indented under a list item joins it)
+            line = "|".join([cells[0]] + [c.strip().ljust(rng.randint(0, 4) + len(c.strip())) if c.strip()
+                                          else " " * rng.randint(0, 2) for c in cells[1:]])
         elif line.startswith("- ") and " " in line[2:] and r < 0.3:
             words = line.split(" ")
             k = rng.randrange(2, len(words)) if len(words) > 2 else 1
@@ -1333,8 +1339,9 @@ def el_reflow(f, rng):
     for line in md.split("\n"):
         r = rng.random()
         if line.startswith("|") and r < 0.5:
-            line = "|".join(c.strip().center(len(c.strip()) + rng.randint(0, 4)) if c.strip()
-                            else " " * rng.randint(0, 2) for c in line.split("|"))
+            cells = line.split("|")
+            line = "|".join([cells[0]] + [c.strip().center(len(c.strip()) + rng.randint(0, 4)) if c.strip()
+                                          else " " * rng.randint(0, 2) for c in cells[1:]])
         elif (line.startswith("- ") or (line[:1].isalpha())) and line.count(" ") > 3 and r < 0.4:
             words = line.split(" ")
             k = rng.randrange(2, len(words))
