@@ -265,6 +265,23 @@ def test_evidence_from_a_pytest_report_and_budget_exhaustion(tmp_path, pytester)
     assert target["status"] == "fail" and target["artifacts"]["max_normalized"]
     h = mem.hypotheses()["H1"]
     assert h["status"] == "exhausted" and any("budget" in r for r in h["reasons"])
+    # a committed report keeps its snapshot gzipped: the detective adopts the evidence from it, escalates, and
+    # the judge approves every report of the run (the evidence's numbers are in the run's own store)
+    import gzip
+    import shutil
+
+    snap = pytester.path / "rep" / "provenance.sqlite"
+    with open(snap, "rb") as src, gzip.open(str(snap) + ".gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    snap.unlink()
+    out2 = tmp_path / "out2"
+    assert detect("--mlip", FRESH, "--mlip-committee", CLEAN, "--suite", SUITE, "--mlip-report",
+                  str(pytester.path / "rep"), "--output", str(out2), "--tests-dir", "none", "--hypotheses", "1") == 0
+    assert EvidenceMemory(out2 / "memory.jsonl").hypotheses()["H1"]["status"] == "escalated"
+    from pytest_mlip.reporting.judge import judge_file
+
+    result = judge_file(out2, sample=0)
+    assert result.ok, "\n".join(f.line() for f in result.failed)
 
 
 def test_unknown_model_is_a_one_line_error(tmp_path, capsys):

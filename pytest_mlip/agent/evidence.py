@@ -122,10 +122,20 @@ def from_report(path, ledger=None) -> list[EvidenceItem]:
             max_normalized=mn.get("value"), worst_probe=v.get("worst_probe") or worst, reason=v.get("reason", "")[:300],
             probes=probes, source=f"report:{path}",
             artifacts={"verdict": v["status"].get("artifact"), "max_normalized": mn.get("artifact"), "probes": pids}))
-    snap = path.parent / "provenance.sqlite"
-    if ledger is not None and snap.is_file():
-        ids = [i.artifacts["verdict"] for i in out if i.artifacts.get("verdict")]
-        ledger.adopt(snap, ids)
+    if ledger is not None:
+        # the report's one store (its snapshot, plain or gzipped, as the judge reads it): every number the
+        # escalation reports cite from the evidence must be in the run's own store
+        import os
+
+        from ..reporting.judge_report import pick_store
+
+        st, label, tmp = pick_store(path.parent, None)
+        st.close()
+        try:
+            ledger.adopt(tmp or label, [i.artifacts["verdict"] for i in out if i.artifacts.get("verdict")])
+        finally:
+            if tmp:
+                os.unlink(tmp)
     return out
 
 
