@@ -118,6 +118,7 @@ def test_dimer_tail_escalates_against_the_committee_band(tmp_path):
     assert scope["above_band"] and scope["excess_decades"] is None  # a tail fraction never stands a decade out
     other = next(p for p in preds.values() if p["name"].endswith("-nearer"))["protocol"]["distance"]
     assert other == 4.0  # inside the planted model's 5 A cutoff (4.5 A + 0.5 A would measure nothing)
+    judged(tmp_path / "out")  # the judge recomputes the band decision from the recorded inputs
 
 
 @pytest.mark.parametrize("target, defect", [

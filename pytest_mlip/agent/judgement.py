@@ -170,7 +170,7 @@ def decision_inputs(h, prereg, reports, budget_spent: bool = False) -> tuple[dic
     """What the decision is computed from, as data (the decision artifact's params), and the verdict artifacts it
     reads (its parents)."""
     preds = [{"name": p.name, "kind": p.kind, "target": p.target, "committee": p.committee,
-              "excess_decades": p.excess_decades} for p in prereg.predictions]
+              "excess_decades": p.excess_decades, "above_band": p.above_band} for p in prereg.predictions]
     probes, parents = {}, []
     for name, r in reports.items():
         outs = []
@@ -179,7 +179,7 @@ def decision_inputs(h, prereg, reports, budget_spent: bool = False) -> tuple[dic
             outs.append({"model": o.model, "role": o.role, "verdict": vid, "status": o.status})
             if vid:
                 parents.append(vid)
-        sig = {k: r.signals.get(k) for k in ("exact_violation", "disagreement")}
+        sig = {k: r.signals.get(k) for k in ("exact_violation", "disagreement", "band_excess")}
         parents += [a for a in r.signal_artifacts.values() if a]
         probes[name] = {"kind": r.kind, "outcomes": outs, "signals": sig,
                         "signal_artifacts": dict(r.signal_artifacts), "protocol_suspect": r.protocol_suspect}
