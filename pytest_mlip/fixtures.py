@@ -113,6 +113,11 @@ def mlip_model(request) -> MlipModel:
     return model
 
 
+def _own_params(node) -> dict:
+    """A test's own parameters (the model it runs on aside)."""
+    return {k: v for k, v in getattr(getattr(node, "callspec", None), "params", {}).items() if k != "mlip_model"}
+
+
 def _test_name(node) -> str:
     """The verdict name of a test: its function name, after its class (``TestA.test_x``) and with its own
     parameters (``test_x_H2O_``), not the model's; unique within a file by pytest's own rules."""
@@ -120,7 +125,7 @@ def _test_name(node) -> str:
     cls = getattr(node, "cls", None)
     if cls is not None:
         name = f"{cls.__name__}.{name}"
-    params = {k: v for k, v in getattr(getattr(node, "callspec", None), "params", {}).items() if k != "mlip_model"}
+    params = _own_params(node)
     if params:
         name += "[" + ",".join(str(params[k]) for k in sorted(params)) + "]"
     name = re.sub(r"[^A-Za-z0-9_.\-]+", "_", name)
@@ -133,7 +138,7 @@ def _test_name(node) -> str:
 
 def _owner(node) -> str:
     """The test a verdict name belongs to, without the model it runs on."""
-    params = {k: v for k, v in getattr(getattr(node, "callspec", None), "params", {}).items() if k != "mlip_model"}
+    params = _own_params(node)
     cls = getattr(node, "cls", None)
     return f"test {node.path}::{(cls.__name__ + '::') if cls else ''}{getattr(node, 'originalname', node.name)}" + \
         (f" {sorted((k, repr(v)) for k, v in params.items())}" if params else "")

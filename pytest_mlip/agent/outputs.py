@@ -108,13 +108,6 @@ def is_store_side_file(rel: str) -> bool:
     return rel in {f"{STORE_FILES[0]}-{x}" for x in ("wal", "shm", "journal")}
 
 
-def folder_files(base: Path) -> dict[str, Path]:
-    """Every entry under ``base`` that is not a folder (files, links, pipes) by its relative POSIX path."""
-    from ..reporting.judge import folder_entries
-
-    return folder_entries(base)[0]
-
-
 def file_hash(path: Path) -> str:
     """The SHA-256 of a regular file; a link, pipe or other entry has none (it never matches a sealed file)."""
     import hashlib
@@ -135,7 +128,9 @@ def manifest(out: Path, run_id: str, escalation_folders: list[str], memory_path:
     memory = _rel(memory_path, out)
     inside = not Path(memory).is_absolute()
     later = written_later(run_id, escalation_folders, memory)
-    files = {rel: file_hash(p) for rel, p in folder_files(out).items()
+    from ..reporting.judge import folder_entries
+
+    files = {rel: file_hash(p) for rel, p in folder_entries(out)[0].items()
              if rel not in later and not is_store_side_file(rel)}
     data = memory_path.read_bytes() if inside and memory_path.is_file() else b""
     return {"files": files, "run_json": hashlib.sha256(run_json.encode()).hexdigest(),

@@ -101,9 +101,3 @@ def store_file_problems(path: Path) -> list[str]:
     if path.suffix == ".gz":
         return gzip_problems(path)
     return sqlite_problems(path)
-
-
-def decompressed_problems(tmp: str | None) -> list[str]:
-    return sqlite_problems(Path(tmp)) if tmp else []
-
-
