@@ -6,6 +6,7 @@ Each case runs the plugin in-process on the clean Morse reference or a garbage c
 
 import json
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -181,6 +182,24 @@ def test_user_tests_that_share_a_name_never_share_a_row(run, pytester):
     out = res.stdout.str()
     assert "test_x_CH4_" in out and "test_x_H2O_" in out and "TestA.test_x" in out, out[-3000:]
     assert res.ret == 1 and "the name 'test_y' is taken by test" in out and "test_a.py" in out, out[-3000:]
+
+
+def test_a_name_two_xdist_workers_each_give_makes_the_run_incomplete(pytester, monkeypatch):
+    """Each worker refuses a clash among its own tests only; the controller sees every verdict and names the clash
+    (forced here: one test file per worker, --dist loadfile), so the run is incomplete and fails."""
+    pytest.importorskip("xdist")
+    body = ('def test_y(mlip_check):\n    mlip_check("symmetry", transform="translation", samples=1, '
+            'structures=[{{"kind": "molecule", "name": "{mol}"}}])\n')
+    pytester.makepyfile(test_a=body.format(mol="NH3"), test_b=body.format(mol="CH4"))
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    res = pytester.run(sys.executable, "-m", "pytest", f"--mlip={CLEAN}", "--mlip-committee=none", "-p",
+                       "no:cacheprovider", "--mlip-no-builtin", "-n", "2", "--dist", "loadfile",
+                       "--mlip-summary-md=s.md", "test_a.py", "test_b.py", timeout=600)
+    out = res.stdout.str()
+    assert res.ret == 1, out[-3000:]
+    assert "verdict names given by two tests" in out and "test_y[" in out and "test_a.py::test_y" in out \
+        and "test_b.py::test_y" in out, out[-3000:]
+    assert "INCOMPLETE" in (pytester.path / "s.md").read_text()
 
 
 def test_missing_mlip_paths_folder_is_a_usage_error(run, pytester):

@@ -250,6 +250,10 @@ class _Collector:
         self.nondeterminism: list[dict] = []
         #: item name -> the first model failure it saw that no verdict reported (a test caught the error)
         self.unreported: dict[str, str] = {}
+        #: (verdict name, model) -> the test that gave it; two tests giving one name, each in its own xdist worker
+        #: (a worker refuses a clash only among its own tests), are a clash: names key the rows and the baseline
+        self.owners: dict[tuple[str, str], str] = {}
+        self.clashes: list[str] = []
 
     def pytest_runtest_logreport(self, report):
         for key, value in getattr(report, "user_properties", []):
@@ -263,6 +267,8 @@ class _Collector:
                     name = report.nodeid.rpartition("::")[2]
                     more = len(data["unreported"]) - 1
                     self.unreported[name] = data["unreported"][0][:240] + (f" (+{more} more)" if more else "")
+            if key == "mlip_verdict" and (report.when == "call" or report.skipped):
+                self._own(report.nodeid, json.loads(value))
         if _split_nodeid(report.nodeid) is None:
             return
         if report.when == "call" or report.failed or report.skipped:
@@ -270,6 +276,13 @@ class _Collector:
         if report.failed and not any(k == "mlip_verdict" for k, _ in getattr(report, "user_properties", [])):
             text = str(report.longrepr or "").strip().splitlines()
             self.crashed[report.nodeid] = (text[-1] if text else "crashed")[:300]
+
+    def _own(self, nodeid: str, verdict: dict) -> None:
+        key = (verdict["contract"], verdict["model"])
+        other = self.owners.setdefault(key, nodeid)
+        if other != nodeid:
+            self.clashes.append(f"{key[0]}[{key[1]}] given by both {other} and {nodeid} (rename one test or pass "
+                                "name=... to mlip_check)")
 
     def pytest_collection_finish(self, session):
         self.expected.update(i.nodeid for i in session.items if _split_nodeid(i.nodeid))
@@ -303,17 +316,18 @@ class _Collector:
         determinism = determinism_names(self.nondeterminism)
         unreported = [f"{name}: {msg}" for name, msg in sorted(self.unreported.items())]
         unchecked = unchecked_target(state.target, verdicts)
+        clashes = sorted(set(self.clashes))
         count = (len(errors) + len(crashed) + len(not_run) + len(deselected) + len(determinism) + len(unreported)
-                 + len(unchecked))
+                 + len(unchecked) + len(clashes))
         return {"count": count, "errors": errors, "crashed": crashed, "not_run": not_run,
                 "deselected_hard": deselected, SAMPLED: determinism, "unreported": unreported,
-                "unchecked": unchecked, "interrupted": self.interrupted,
+                "unchecked": unchecked, "clashes": clashes, "interrupted": self.interrupted,
                 "dead_workers": list(self.dead_workers), "partial": partial,
                 # what alone fails a run that has no baseline gate: an error verdict on any model (target or
                 # committee), a crash, an interruption, an item left over, outputs that change between identical
                 # calls, hard contracts deselected without --mlip-partial
                 "fails_run": bool(errors or crashed or not_run or self.interrupted or self.dead_workers
-                                  or determinism or deselected or unreported or unchecked)}
+                                  or determinism or deselected or unreported or unchecked or clashes)}
 
     def sample_line(self) -> str | None:
         """The cost and outcome of the sampled determinism check, in one line."""
@@ -376,7 +390,7 @@ def gate_incomplete(block: dict, baseline: dict, verdicts: list[dict], updating:
     out["missing"] = [] if updating else missing_from_run(baseline, verdicts, set(out["deselected_hard"])
                                                           | set(out.get("partial") or []))
     out["count"] = sum(len(out.get(k) or []) for k in ("errors", "crashed", "not_run", "deselected_hard",
-                                                       SAMPLED, "unreported", "unchecked", "missing"))
+                                                       SAMPLED, "unreported", "unchecked", "clashes", "missing"))
     if not out["count"] and not block:
         return {}
     return out
@@ -398,6 +412,7 @@ def incomplete_lines(block: dict) -> list[str]:
                       ("errors", "error verdicts"), ("crashed", "crashed"), ("not_run", "never ran"),
                       ("unreported", "model failures a test caught (no verdict reports them)"),
                       ("deselected_hard", "hard contracts deselected"),
+                      ("clashes", "verdict names given by two tests (their rows would merge)"),
                       ("missing", "hard contracts of the baseline not collected (a contract file removed or a contract "
                                   "renamed? restore it, or rerun with --mlip-update-baseline to drop it)")):
         if block.get(key):
