@@ -25,10 +25,13 @@ class Number:
     integer: bool = True
     minimum: float = 0
     strict: bool = False  # the value must be above minimum, not at it
+    maximum: float = math.inf  # the largest value the setting can take (a timer's limit, say)
 
     def describe(self) -> str:
         kind = "a whole number" if self.integer else "a finite number"
         bound = f"> {self.minimum:g}" if self.strict else f">= {self.minimum:g}"
+        if self.maximum < math.inf:
+            bound += f" and <= {self.maximum:g}"
         return f"{self.what} ({kind} {bound})"
 
     def parse(self, raw, name: str, ini: str | None = None):
@@ -46,7 +49,7 @@ class Number:
             except ValueError:
                 value = None
         ok = value is not None and math.isfinite(value) and (value > self.minimum if self.strict
-                                                              else value >= self.minimum)
+                                                              else value >= self.minimum) and value <= self.maximum
         if ok and self.integer and value != int(value):
             ok = False
         if not ok:

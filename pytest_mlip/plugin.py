@@ -47,7 +47,10 @@ def pytest_addoption(parser):
                          "its file (default: a registered foundation model is downloaded once, on first use)")
     group.addoption("--mlip-contracts", action="store_true", default=False,
                     help="list the collected contracts (law, hard/soft, tolerance, file) and exit")
-    add_number_option(group, "--mlip-timeout", Number("a number of seconds", "600", integer=False, strict=True), default=None,
+    # at most 1e8 s (three years: "no limit" in practice): the watchdog's timer takes 2 x SECONDS + 5 and Python's
+    # timers overflow near 9.2e9 s
+    add_number_option(group, "--mlip-timeout", Number("a number of seconds", "600", integer=False, strict=True,
+                                                      maximum=1e8), default=None,
                       metavar="SECONDS",
                       help="seconds one model call may take; a call past it is an error verdict naming the call "
                          "and the run goes on (default 900; ini: mlip_timeout)")

@@ -272,6 +272,14 @@ def test_foreign_and_damaged_stores_are_refused_untouched(run, pytester):
     store.write_bytes(bytes(raw))
     one_line_usage_error(run("--mlip-no-builtin", "--mlip-store=s.sqlite"), "s.sqlite", "move it aside")
     assert store.read_bytes() == bytes(raw)
+    assert run("--mlip-no-builtin", "--mlip-store=t.sqlite").ret == 0
+    db = sqlite3.connect(pytester.path / "t.sqlite")  # a table dropped by hand: an INTERNALERROR mid-run before
+    db.execute("DROP TABLE runs")
+    db.commit()
+    db.close()
+    before = (pytester.path / "t.sqlite").read_bytes()
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-store=t.sqlite"), "table runs is missing", "move it aside")
+    assert (pytester.path / "t.sqlite").read_bytes() == before
 
 
 def test_timeout_is_an_error_verdict_and_the_run_goes_on(run, pytester, monkeypatch):
@@ -474,12 +482,19 @@ def test_ini_flags_are_strict_booleans(run, pytester):
 @pytest.mark.parametrize("option", ["--mlip-regression-margin=inf", "--mlip-regression-margin=nan",
                                     "--mlip-reference-budget=nan", "--mlip-adversary-seed=-1",
                                     "--mlip-adversary-budget=-3", "--mlip-adversary-budget=abc",
-                                    "--mlip-adversary-seed=1.5", "--mlip-timeout=0", "--mlip-timeout=1e999"])
+                                    "--mlip-adversary-seed=1.5", "--mlip-timeout=0", "--mlip-timeout=1e999",
+                                    "--mlip-timeout=1e10"])
 def test_numeric_options_are_one_line_usage_errors_naming_an_example(run, pytester, option):
     """Each numeric option is text checked by pytest_mlip.numbers (not argparse's type=, whose error is four lines
     with a usage block): one line naming the option, what it must be and an example value."""
     name = option.split("=")[0]
     one_line_usage_error(run("--mlip-no-builtin", option), name, "give e.g. " + name + "=")
+
+
+def test_a_timeout_past_the_timers_range_is_a_usage_error_from_the_ini_too(run, pytester):
+    """1e12 s passed the check and overflowed the watchdog's timer: a traceback blamed on the model."""
+    pytester.makeini("[pytest]\nmlip_timeout = 1e12\n")
+    one_line_usage_error(run("--mlip-no-builtin"), "mlip_timeout", "<= 1e+08")
 
 
 @pytest.mark.parametrize("argv", [["judge", "--sample=-3", "x"], ["judge", "--seed=abc", "x"],

@@ -61,6 +61,29 @@ CREATE TABLE IF NOT EXISTS runs (
 """
 
 
+def _columns(db) -> dict[str, list[str]]:
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    return {t: [r[1] for r in db.execute(f"PRAGMA table_info('{t}')")] for t in tables}
+
+
+def _schema_gaps(db) -> list[str]:
+    """What a store lacks of the schema: each table and its columns, as this version creates them."""
+    ref = sqlite3.connect(":memory:")
+    try:
+        ref.executescript(SCHEMA)
+        want = _columns(ref)
+    finally:
+        ref.close()
+    have = _columns(db)
+    gaps = []
+    for table, cols in want.items():
+        if table not in have:
+            gaps.append(f"table {table} is missing")
+        elif have[table] != cols:
+            gaps.append(f"table {table} has columns {', '.join(have[table])}, not {', '.join(cols)}")
+    return gaps
+
+
 class StoreError(MlipError):
     """The store cannot be used (wrong version, not a database, not writable)."""
 
@@ -150,6 +173,11 @@ class Store:
         if str(row[0]) != str(SCHEMA_VERSION):
             raise StoreError(f"provenance store {self.path} has schema version {row[0]} but this pytest-mlip "
                              f"reads version {SCHEMA_VERSION}; {_fix(self.path)}")
+        missing = _schema_gaps(db)
+        if missing:  # a table dropped or altered by hand: every later query would fail mid-run
+            raise StoreError(f"provenance store {self.path} is damaged ({'; '.join(missing)}); it was not touched: "
+                             f"move it aside (mv {self.path} {self.path}.damaged) and rerun, or pass "
+                             "--mlip-store=OTHER_PATH")
 
     def close(self):
         try:
