@@ -81,6 +81,24 @@ def test_a_structure_file_with_atoms_on_top_of_each_other_is_a_usage_error(run, 
     one_line_usage_error(run("--mlip-no-builtin"), "atoms 0 and 1", "on top of each other")
 
 
+@pytest.mark.parametrize("xyz, needles", [
+    ("2\n\nH 0 0 0\nH 0 0 nan\n", ["atom 1", "not a finite number"]),
+    ("2\n\nCu 0 0 0\nCu inf 0 0\n", ["atom 1", "not a finite number"]),
+    ('2\nLattice="0 0 0 0 0 0 0 0 0" Properties=species:S:1:pos:R:3 pbc="T T T"\nCu 0 0 0\nCu 1.8 0 0\n',
+     ["periodic along cell vector 1", "zero"]),
+    ('2\nLattice="0.05 0 0 0 8 0 0 0 8" Properties=species:S:1:pos:R:3 pbc="T T T"\nCu 0 0 0\nCu 0 2.5 0\n',
+     ["lattice translation 0.05 A", "its own periodic image"]),
+])
+def test_a_structure_file_the_model_cannot_be_blamed_for_is_a_usage_error(run, pytester, xyz, needles):
+    """Non-finite coordinates, a periodic direction without a cell vector, atoms on their own image: each reached
+    the model and was reported as the model's failure (MODEL BROKEN)."""
+    (pytester.path / "contracts").mkdir()
+    (pytester.path / "contracts" / "s.xyz").write_text(xyz)
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x").replace(
+        '{ kind = "molecule", name = "NH3" }', '{ kind = "file", path = "s.xyz" }')})
+    one_line_usage_error(run("--mlip-no-builtin"), "s.xyz", "fix the structure file", *needles)
+
+
 @pytest.mark.parametrize("line, needles", [
     ('hard = "yes"', ["hard", "valid boolean", "'yes'"]),
     ("hard = 1", ["hard", "valid boolean"]),

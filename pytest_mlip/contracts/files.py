@@ -181,6 +181,10 @@ def _check_structures(path: Path, text: str | None, i: int, settings, root: Path
             raise ContractFileError(f"{where}: {spec.label()} has {n} atoms, more than the limit {limit}; "
                                     "use a smaller structure or raise the limit with max_atoms = N at the top of "
                                     "the file")
+        if getattr(spec, "kind", "") == "file":
+            bad = _file_geometry_problem(spec.build())
+            if bad:
+                raise ContractFileError(f"{where}: {spec.label()} {bad}; fix the structure file")
         if getattr(spec, "kind", "") == "file" and 1 < n <= 2000:
             close = _overlap(spec.build())
             if close:
@@ -191,6 +195,37 @@ def _check_structures(path: Path, text: str | None, i: int, settings, root: Path
 
 #: atoms of a structure file closer than this (in A) sit on top of each other: a broken file, not a structure
 MIN_SEPARATION = 0.1
+
+
+def _file_geometry_problem(atoms) -> str | None:
+    """What makes a structure file's geometry unusable before any model sees it (a model would be blamed for it):
+    a coordinate or cell entry that is not finite, a periodic direction without a cell vector, a lattice translation
+    shorter than ``MIN_SEPARATION`` (every atom on top of its own image)."""
+    import itertools
+
+    import numpy as np
+
+    pos = atoms.get_positions()
+    if not np.isfinite(pos).all():
+        i = int(np.argwhere(~np.isfinite(pos))[0][0])
+        return f"gives atom {i} a position that is not a finite number ({pos[i].tolist()})"
+    cell = np.asarray(atoms.cell[:], dtype=float)
+    if not np.isfinite(cell).all():
+        return "has a cell entry that is not a finite number"
+    periodic = [k for k in range(3) if atoms.pbc[k]]
+    for k in periodic:
+        if np.linalg.norm(cell[k]) == 0:
+            return (f"is periodic along cell vector {k + 1} but that vector is zero (give the lattice, or make the "
+                    "structure non-periodic)")
+    if periodic:
+        if abs(np.linalg.det(cell)) < 1e-12 and len(periodic) == 3:
+            return "has a periodic cell of zero volume (its lattice vectors are not independent)"
+        shortest = min(np.linalg.norm(np.dot(c, cell[periodic]))
+                       for c in itertools.product((-1, 0, 1), repeat=len(periodic)) if any(c))
+        if shortest < MIN_SEPARATION:
+            return (f"has a lattice translation {shortest:.3g} A long, so every atom sits on its own periodic image "
+                    f"(closer than {MIN_SEPARATION:g} A)")
+    return None
 
 
 def _overlap(atoms) -> tuple[int, int, float] | None:
