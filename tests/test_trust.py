@@ -99,6 +99,23 @@ def test_a_structure_file_the_model_cannot_be_blamed_for_is_a_usage_error(run, p
     one_line_usage_error(run("--mlip-no-builtin"), "s.xyz", "fix the structure file", *needles)
 
 
+@pytest.mark.parametrize("text, needles", [
+    ('[[contract]]\nname = "c"\ncheck = "zero_net_force"\n'
+     'structures = [ { kind = "cluster", symbols = "Cu3", seed = -1 } ]\n', ["seed", "greater than or equal to 0"]),
+    ('[[contract]]\nname = "w"\ncheck = "repulsive_wall"\npairs = [["Cu", "Cu"]]\nstep = 1e-9\n',
+     ["step", "0.001 to 0.5"]),
+    ('[[contract]]\nname = "s"\ncheck = "symmetry"\ntransform = "periodic_image"\nsupercell = [0, 1, 1]\n'
+     'structures = [ { kind = "bulk", name = "Cu", cubic = true } ]\n', ["supercell", "1 to 8"]),
+    ('[[contract]]\nname = "d"\ncheck = "determinism"\nstructures = [ { kind = "molecule", name = "H2O" } ]\n'
+     'tolerance = { energy = 1e-9 }\n', ["noise floor", "use tolerance energy >="]),
+])
+def test_settings_that_crashed_mid_run_are_refused_when_read(run, pytester, text, needles):
+    """A negative seed (ValueError), a 1e-9 A wall step (MemoryError), a zero supercell (ZeroDivisionError) passed
+    validation and crashed their item; determinism accepted a tolerance below the noise floor."""
+    contracts(pytester, **{"contracts/mlip_x.toml": text})
+    one_line_usage_error(run("--mlip-no-builtin"), "mlip_x.toml", *needles)
+
+
 @pytest.mark.parametrize("line, needles", [
     ('hard = "yes"', ["hard", "valid boolean", "'yes'"]),
     ("hard = 1", ["hard", "valid boolean"]),

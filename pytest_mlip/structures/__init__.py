@@ -66,7 +66,7 @@ class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     rattle: float = Field(0.0, ge=0.0, le=0.5, description="Gaussian displacement (A) applied after building")
-    seed: int = 0
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="random seed of the rattle or the cluster (0 to 2^32 - 1)")
     #: one (dx, dy, dz) per atom (A), added after the rattle: a configuration the adversary found, kept as data
     displacements: list[tuple[float, float, float]] | None = None
 

@@ -27,7 +27,7 @@ class CompressionWallSettings(ContractSettings):
     check: Literal["compression_wall"] = "compression_wall"
     crystals: list[Crystal] = Field(default_factory=list)
     search: tuple[float, float] = Field((0.6, 1.6), description="equilibrium searched in this range x reference size")
-    search_step: float = Field(0.1, gt=0.0, le=0.2)
+    search_step: float = Field(0.1, ge=0.001, le=0.2, description="scan step of the compression scale, 0.001 to 0.2")
 
     @field_validator("search")
     @classmethod

@@ -51,7 +51,7 @@ class DesorptionBarrierSettings(ContractSettings):
     vacuum: float = Field(12.0, ge=6.0, description="A each side; raised so the scanned molecule stays a cutoff "
                                                     "+ 2 A from the periodic image of the slab")
     dz_max: float = Field(8.0, ge=4.0, le=15.0, description="rigid translation along the normal (A)")
-    dz_step: float = Field(0.25, gt=0.0, le=1.0)
+    dz_step: float = Field(0.25, ge=0.01, le=1.0, description="height step of the scan (A), 0.01 to 1")
     fmax: float = Field(0.10, gt=0.0, description="relaxation criterion of the adsorbed state (eV/A)")
     steps: int = Field(200, ge=1, le=5000)
     gamma: float = Field(1.2, ge=1.0, le=2.0, description="connectivity factor d <= gamma (R_i + R_j)")

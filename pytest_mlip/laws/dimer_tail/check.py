@@ -27,7 +27,7 @@ class DimerTailSettings(ContractSettings):
                                 json_schema_extra={"element_symbols": True})
     distance: float = Field(4.5, gt=1.0, le=12.0, description="tail distance (A); must lie inside the cutoff")
     window: tuple[float, float] = Field((0.5, 1.5), description="r_eq searched in this range x 2 R_cov")
-    grid_step: float = Field(0.1, gt=0.0, le=0.5, description="coarse r_eq grid (A), refined by a bounded search")
+    grid_step: float = Field(0.1, ge=0.001, le=0.5, description="coarse r_eq grid (A, 0.001 to 0.5), refined by a bounded search")
 
     default_tolerance = {"tail": 0.1}
 

@@ -28,7 +28,7 @@ class RepulsiveWallSettings(ContractSettings):
     r_inner: float = Field(0.3, gt=0.0, le=3.0, description="innermost distance in Angstrom (not pm), capped at "
                                                          "half the model's r_eq")
     window: tuple[float, float] = Field((0.5, 1.75), description="r_eq is searched in this range x (R_i+R_j)")
-    step: float = Field(0.05, gt=0.0, le=0.5, description="grid spacing in Angstrom (not pm)")
+    step: float = Field(0.05, ge=0.001, le=0.5, description="grid spacing in Angstrom (not pm), 0.001 to 0.5")
     #: Z for --mlip-adversary (None: derived from this setting; see domain.py beside this module)
     adversary: DimerDomain | None = None
 

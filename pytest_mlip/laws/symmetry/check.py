@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import Field
@@ -18,7 +18,9 @@ class SymmetrySettings(ContractSettings):
     transform: Literal["rotation", "translation", "permutation", "inversion", "periodic_image"]
     samples: int = Field(2, ge=1, le=50, description="random transformations per structure")
     seed: int = 0
-    supercell: tuple[int, int, int] = (2, 1, 1)
+    supercell: tuple[Annotated[int, Field(ge=1, le=8)], Annotated[int, Field(ge=1, le=8)],
+                     Annotated[int, Field(ge=1, le=8)]] = Field((2, 1, 1), description="repeats along each cell "
+                                                                "vector, 1 to 8")
     #: Z for --mlip-adversary (None: derived from this setting; see domain.py beside this module)
     adversary: DisplacementDomain | None = None
 
