@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -10,6 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 # kept in pytester's sys.modules snapshot (extension modules cannot be imported twice)
@@ -244,3 +246,36 @@ def test_model_errors_are_reported_and_judged(pytester, tmp_path):
 
     st = Store(rep / "provenance.sqlite", readonly=True)
     assert st.count(kind="evaluation_error") >= 1
+
+
+def test_a_call_re_run_on_another_platform_is_held_to_its_energy_only(run, monkeypatch):
+    """Float32 models reproduce their calls to the last digit on the platform that made them (measured identical
+    across processes) but not on another CPU: there the judge holds the energy to 5e-3 of its scale and reports
+    the forces; on the run's own platform a forged force is caught."""
+    import pytest_mlip.provenance.platform as platform_mod
+    from pytest_mlip.evaluation.evaluator import Evaluator
+    from pytest_mlip.models.registry import load
+    from pytest_mlip.provenance.recorder import decode_payload
+    from pytest_mlip.reporting.judge import Judge
+    from pytest_mlip.reporting.judge_report import _rerun, pick_store, spot_check
+
+    rep = run[0] / "rep"
+    data = json.loads((rep / "report.json").read_text())
+    st, _, _ = pick_store(rep, None)
+    judge = Judge(st, data["run"]["id"])
+    assert (judge.run_art.value or {}).get("platform") == platform_mod.fingerprint()  # the run recorded it
+    here = [f for f in spot_check(judge, 2, seed=0) if f.where == "model calls"]
+    assert here and all(f.ok and "another platform" not in f.text for f in here)
+    monkeypatch.setattr(platform_mod, "fingerprint", lambda: {"machine": "elsewhere"})
+    there = [f for f in spot_check(judge, 2, seed=0) if f.where == "model calls"]
+    assert there and all(f.ok and "made on another platform" in f.text for f in there)
+
+    a = next(x for x in judge.arts.values() if x.kind == "evaluation" and x.model and x.model.name == CLEAN
+             and st.payload(x.id))
+    cfg = decode_payload(st.payload(a.id))
+    ev = Evaluator(load(CLEAN))
+    forged = dict(cfg, forces=np.asarray(cfg["forces"]) + 0.5)
+    assert _rerun(ev, a, forged, exact=True)[0] is not None and _rerun(ev, a, forged, exact=False)[0] is None
+    e = float(a.value["energy"])
+    off = dataclasses.replace(a, value={**a.value, "energy": e + 0.02 * max(abs(e), len(cfg["numbers"]))})
+    assert "another CPU" in (_rerun(ev, off, cfg, exact=False)[0] or "")

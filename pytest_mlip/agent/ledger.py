@@ -234,6 +234,8 @@ class AgentLedger:
         It names the earlier runs whose artifacts the reports cite as evidence, with the code version
         each recorded them with (the judge holds such an artifact to its own run, not to this one), and
         the claims each escalation report must make (those of its hypothesis)."""
+        from ..provenance.platform import fingerprint
+
         parents = [a for a in dict.fromkeys(self.cited) if a]
         evidence_runs = {}
         for art in self.store.get_many(parents).values():
@@ -242,7 +244,7 @@ class AgentLedger:
         art = Artifact(kind="run", value={"target": self.target, "committee": list(self.committee),
                                           "verdicts": sum(1 for a in parents if self.kinds.get(a) == "verdict"),
                                           "required": sorted(set(required)), "texts": texts or {},
-                                          "evidence_runs": evidence_runs,
+                                          "evidence_runs": evidence_runs, "platform": fingerprint(),
                                           "required_by_hypothesis": {h: sorted(set(r)) for h, r in
                                                                      (required_by_hypothesis or {}).items()}},
                        routine="pytest_mlip.agent.detective", params={"run_id": self.run_id}, parents=tuple(parents),

@@ -463,6 +463,9 @@ def _finish_run(rep, prov):
     refs = [r for _, ids in entries for r in ids.get("references", [])]  # --mlip-reference decisions
     if refs:
         extra["reference_decisions"] = refs
+    from ..provenance.platform import fingerprint
+
+    extra["platform"] = fingerprint()  # the judge re-runs a call exactly only on the platform that made it
     prov.finish(extra, references=refs)
     if rep.update_baseline and rep.baseline_path is not None and rep.incomplete.get("fails_run"):
         rep.errors.append(f"baseline {rep.baseline_path} not updated: the run is incomplete (it was stopped, or "
