@@ -113,6 +113,7 @@ def test_notes_are_rendered_and_evaluated(fresh, tmp_path):
            {"kind": "count", "n": 0, "m": 2, "status": "fail", "role": "target"},
            {"kind": "role", "model": CLEAN, "role": "target"},
            {"kind": "exists", "model": "mace-mpa-0"},
+           {"kind": "exists", "model": v["model"].upper(), "ran": False},  # true of the letters only
            {"kind": "comment", "text": "The wall fails badly."},
            {"kind": "comment", "text": "Off by \u00bd."},
            {"kind": "comment", "text": "SevenNet looks fine."}]

@@ -542,8 +542,21 @@ def _note_problems(n, judge: Judge, verdicts, names, unit=None) -> list[str]:
             return [f"model {n.model} did not run"]
         return [] if runs[n.model] == n.role else [f"{n.model} was the {runs[n.model]}"]
     if n.kind == "exists":
+        alike = [m for m in runs if m != n.model and _same_name(m, n.model)]
+        if alike:  # "EMT did not run" beside the run's emt: true of the letters, false of the model
+            return [f"{n.model} names the run's model {alike[0]} in other letters; name it as the run does"]
         return [] if (n.model in runs) == n.ran else [f"model {n.model} {'did not run' if n.ran else 'ran'}"]
     return [f"unknown note kind {n.kind}"]
+
+
+def _same_name(a: str, b: str) -> bool:
+    """Two spellings of one model name: case, and the separators - _ . and spaces, aside."""
+    import re
+
+    def key(x):
+        return re.sub(r"[\s_.\-]+", "", x).casefold()
+
+    return key(a) == key(b)
 
 
 def _num(x):
