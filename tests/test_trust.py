@@ -255,6 +255,55 @@ def test_report_folder_of_the_user_is_refused_and_ours_is_replaced(run, pytester
     assert run("--mlip-no-builtin", "--mlip-report=rep").ret == 0  # a folder we wrote is replaced
 
 
+def test_user_files_added_to_our_report_folder_stop_the_rerun_and_are_kept(run, pytester):
+    """Held-out case: files the user put into figures/ and worst/ of an earlier report were deleted by the next
+    run. Now the rerun stops before any model call with one line naming the file; once they are moved away the
+    rerun replaces our files and leaves the user's other files (thesis.md) alone."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    assert run("--mlip-no-builtin", "--mlip-report=rep").ret == 0
+    contracts(pytester, **{"rep/figures/mine.png": "user", "rep/worst/my.xyz": "user", "rep/thesis.md": "user"})
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-report=rep"), "figures/mine.png",
+                         "not written by pytest-mlip", "move it out")
+    (pytester.path / "rep/figures/mine.png").unlink()
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-report=rep"), "worst/my.xyz")
+    assert (pytester.path / "rep/worst/my.xyz").read_text() == "user"
+    (pytester.path / "rep/worst/my.xyz").unlink()
+    assert run("--mlip-no-builtin", "--mlip-report=rep").ret == 0
+    assert (pytester.path / "rep/thesis.md").read_text() == "user"
+
+
+def test_a_copied_marker_grants_no_right_over_files_it_does_not_list(run, pytester):
+    """Held-out case: a user folder holding a copy of the marker lost figures/plot.png. The marker lists the files
+    pytest-mlip wrote with their SHA-256: a file it does not list (or lists with other bytes) is the user's."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    assert run("--mlip-no-builtin", "--mlip-report=rep").ret == 0
+    marker = (pytester.path / "rep/.pytest-mlip-report").read_text()
+    contracts(pytester, **{"results/.pytest-mlip-report": marker, "results/figures/plot.png": "user",
+                           "results/data.csv": "a,b\n", "other/.pytest-mlip-report": marker,
+                           "other/report.md": "my own report"})
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-report=results"), "figures/plot.png")
+    assert (pytester.path / "results/figures/plot.png").read_text() == "user"
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-report=other"), "report.md", "changed since")
+    assert (pytester.path / "other/report.md").read_text() == "my own report"
+
+
+@pytest.mark.parametrize("link", ["figures", "figures/matrix.png", "report.md"])
+def test_a_link_in_our_report_folder_is_never_followed(run, pytester, link):
+    """Held-out case: rep/figures replaced by a link to a folder of the user's, which the rerun emptied. A link
+    where the report writes is a usage error naming it; the folder behind it is untouched."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x"), "outside/keep.png": "user"})
+    assert run("--mlip-no-builtin", "--mlip-report=rep").ret == 0
+    target = pytester.path / "rep" / link
+    if target.is_dir():
+        __import__("shutil").rmtree(target)
+    else:
+        target.unlink()
+    target.symlink_to(pytester.path / ("outside" if link == "figures" else "outside/keep.png"))
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-report=rep"), link, "symbolic link")
+    assert sorted(p.name for p in (pytester.path / "outside").iterdir()) == ["keep.png"]
+    assert (pytester.path / "outside/keep.png").read_text() == "user"
+
+
 def test_foreign_and_damaged_stores_are_refused_untouched(run, pytester):
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
     app = pytester.path / "app.db"
