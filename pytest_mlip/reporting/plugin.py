@@ -102,6 +102,10 @@ def pytest_configure(config):
         rep.tracker = _Collector(config)
         config.pluginmanager.register(rep.tracker, "mlip-reporting-collector")
         _trap_sigterm(config)
+        if rep.report_dir is not None or rep.summary_path is not None:
+            from .stopped import register
+
+            register(config, rep)  # a call the watchdog must end still leaves an INCOMPLETE summary and report
 
 
 def _trap_sigterm(config):
