@@ -191,14 +191,16 @@ def install(stage: Path, folder: Path) -> None:
 
 
 def _prune_empty(folder: Path) -> None:
-    """Remove the sub-folders of figures/ and worst/ our removals left empty (an empty folder holds nothing)."""
+    """Remove figures/, worst/ and their sub-folders where our removals left them empty (deepest first; rmdir
+    removes only an empty folder, so nothing is lost)."""
     for sub in SUBFOLDERS:
-        for here, dirs, files in sorted(os.walk(folder / sub, followlinks=False), reverse=True):
-            if Path(here) != folder / sub and not dirs and not files and not Path(here).is_symlink():
-                try:
-                    os.rmdir(here)
-                except OSError:
-                    pass
+        if (folder / sub).is_symlink():
+            continue
+        for here, _, _ in sorted(os.walk(folder / sub, followlinks=False), reverse=True):
+            try:
+                os.rmdir(here)
+            except OSError:
+                pass
 
 
 def record_written(folder: Path, manifest: dict[str, set[str]], rels: list[str]) -> None:
