@@ -758,6 +758,38 @@ def test_a_call_that_cannot_be_interrupted_stops_the_run_instead_of_hanging(pyte
     assert "could not be interrupted" in res.stderr and "--mlip-timeout=1 s" in res.stderr, res.stderr[-2000:]
 
 
+def test_a_run_the_watchdog_stops_leaves_an_incomplete_summary_and_report_the_judge_refuses(run, pytester):
+    """Held-out case: the watchdog ended the run with no report and no PR summary. It now writes both first, each
+    saying INCOMPLETE, stopped by the watchdog, naming the stuck call, with no verdict; the earlier complete
+    report's files are gone from the folder, and the judge refuses the report (its run never finished)."""
+    import subprocess
+
+    from pytest_mlip.errors import MlipError
+    from pytest_mlip.reporting.judge import judge_file
+
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    assert run("--mlip-no-builtin", "--mlip-report=rep").ret == 0  # an earlier complete report in the folder
+    env = {**__import__("os").environ, "MLIP_TEST_CORRUPTION": "deaf:120", "MLIP_TEST_CORRUPTION_MIN_ATOMS": "4",
+           "PYTHONPATH": str(ROOT)}
+    res = subprocess.run([sys.executable, "-m", "pytest", "--mlip=tests.mutants.garbage:from_env", "--mlip-no-builtin",
+                          "--mlip-committee=none", "--mlip-timeout=1", "-p", "no:cacheprovider", "--mlip-report=rep",
+                          "--mlip-summary-md=s.md"], cwd=pytester.path, env=env, capture_output=True, text=True,
+                         timeout=90)
+    assert res.returncode == 2, res.stdout[-2000:] + res.stderr[-2000:]
+    summary = (pytester.path / "s.md").read_text()
+    md = (pytester.path / "rep/report.md").read_text()
+    for text in (summary, md):
+        assert "INCOMPLETE run, stopped by the watchdog" in text and "could not be interrupted" in text
+        assert "garbage:from_env" in text and "[a:" not in text  # names the stuck call, cites no number
+    data = json.loads((pytester.path / "rep/report.json").read_text())
+    assert list(data)[0] == "incomplete" and data["complete"] is False and data["verdicts"] == []
+    assert sorted(p.name for p in (pytester.path / "rep").iterdir()) == [
+        ".pytest-mlip-report", "report.html", "report.json", "report.md"]  # no figure or snapshot of the old run
+    for store in (None, str(pytester.path / ".mlip/provenance.sqlite")):
+        with pytest.raises(MlipError):
+            judge_file(str(pytester.path / "rep"), store=store, sample=0, replay=0)
+
+
 @pytest.mark.parametrize("args", [["--mlip-baseline=b.json", "--mlip-update-baseline", "--mlip-summary-md=b.json"],
                                   ["--junitxml=out.xml", "--mlip-summary-md=out.xml"],
                                   ["--mlip-store=s.sqlite", "--mlip-summary-md=./s.sqlite"],
