@@ -290,6 +290,55 @@ def test_report_folder_of_the_user_is_refused_and_ours_is_replaced(run, pytester
     assert run("--mlip-no-builtin", "--mlip-report=rep").ret == 0  # a folder we wrote is replaced
 
 
+def test_user_files_added_to_our_report_folder_stop_the_rerun_and_are_kept(run, pytester):
+    """Held-out case: files the user put into figures/ and worst/ of an earlier report were deleted by the next
+    run. Now the rerun stops before any model call with one line naming the file; once they are moved away the
+    rerun replaces our files and leaves the user's other files (thesis.md) alone."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    assert run("--mlip-no-builtin", "--mlip-report=rep").ret == 0
+    contracts(pytester, **{"rep/figures/mine.png": "user", "rep/worst/my.xyz": "user", "rep/thesis.md": "user"})
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-report=rep"), "figures/mine.png",
+                         "not written by pytest-mlip", "move it out")
+    (pytester.path / "rep/figures/mine.png").unlink()
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-report=rep"), "worst/my.xyz")
+    assert (pytester.path / "rep/worst/my.xyz").read_text() == "user"
+    (pytester.path / "rep/worst/my.xyz").unlink()
+    assert run("--mlip-no-builtin", "--mlip-report=rep").ret == 0
+    assert (pytester.path / "rep/thesis.md").read_text() == "user"
+
+
+def test_a_copied_marker_grants_no_right_over_files_it_does_not_list(run, pytester):
+    """Held-out case: a user folder holding a copy of the marker lost figures/plot.png. The marker lists the files
+    pytest-mlip wrote with their SHA-256: a file it does not list (or lists with other bytes) is the user's."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    assert run("--mlip-no-builtin", "--mlip-report=rep").ret == 0
+    marker = (pytester.path / "rep/.pytest-mlip-report").read_text()
+    contracts(pytester, **{"results/.pytest-mlip-report": marker, "results/figures/plot.png": "user",
+                           "results/data.csv": "a,b\n", "other/.pytest-mlip-report": marker,
+                           "other/report.md": "my own report"})
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-report=results"), "figures/plot.png")
+    assert (pytester.path / "results/figures/plot.png").read_text() == "user"
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-report=other"), "report.md", "changed since")
+    assert (pytester.path / "other/report.md").read_text() == "my own report"
+
+
+@pytest.mark.parametrize("link", ["figures", "figures/matrix.png", "report.md"])
+def test_a_link_in_our_report_folder_is_never_followed(run, pytester, link):
+    """Held-out case: rep/figures replaced by a link to a folder of the user's, which the rerun emptied. A link
+    where the report writes is a usage error naming it; the folder behind it is untouched."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x"), "outside/keep.png": "user"})
+    assert run("--mlip-no-builtin", "--mlip-report=rep").ret == 0
+    target = pytester.path / "rep" / link
+    if target.is_dir():
+        __import__("shutil").rmtree(target)
+    else:
+        target.unlink()
+    target.symlink_to(pytester.path / ("outside" if link == "figures" else "outside/keep.png"))
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-report=rep"), link, "symbolic link")
+    assert sorted(p.name for p in (pytester.path / "outside").iterdir()) == ["keep.png"]
+    assert (pytester.path / "outside/keep.png").read_text() == "user"
+
+
 def test_foreign_and_damaged_stores_are_refused_untouched(run, pytester):
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
     app = pytester.path / "app.db"
@@ -757,6 +806,38 @@ def test_a_call_that_cannot_be_interrupted_stops_the_run_instead_of_hanging(pyte
                          cwd=pytester.path, env=env, capture_output=True, text=True, timeout=90)
     assert res.returncode == 2, res.stdout[-2000:] + res.stderr[-2000:]
     assert "could not be interrupted" in res.stderr and "--mlip-timeout=1 s" in res.stderr, res.stderr[-2000:]
+
+
+def test_a_run_the_watchdog_stops_leaves_an_incomplete_summary_and_report_the_judge_refuses(run, pytester):
+    """Held-out case: the watchdog ended the run with no report and no PR summary. It now writes both first, each
+    saying INCOMPLETE, stopped by the watchdog, naming the stuck call, with no verdict; the earlier complete
+    report's files are gone from the folder, and the judge refuses the report (its run never finished)."""
+    import subprocess
+
+    from pytest_mlip.errors import MlipError
+    from pytest_mlip.reporting.judge import judge_file
+
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    assert run("--mlip-no-builtin", "--mlip-report=rep").ret == 0  # an earlier complete report in the folder
+    env = {**__import__("os").environ, "MLIP_TEST_CORRUPTION": "deaf:120", "MLIP_TEST_CORRUPTION_MIN_ATOMS": "4",
+           "PYTHONPATH": str(ROOT)}
+    res = subprocess.run([sys.executable, "-m", "pytest", "--mlip=tests.mutants.garbage:from_env", "--mlip-no-builtin",
+                          "--mlip-committee=none", "--mlip-timeout=1", "-p", "no:cacheprovider", "--mlip-report=rep",
+                          "--mlip-summary-md=s.md"], cwd=pytester.path, env=env, capture_output=True, text=True,
+                         timeout=90)
+    assert res.returncode == 2, res.stdout[-2000:] + res.stderr[-2000:]
+    summary = (pytester.path / "s.md").read_text()
+    md = (pytester.path / "rep/report.md").read_text()
+    for text in (summary, md):
+        assert "INCOMPLETE run, stopped by the watchdog" in text and "could not be interrupted" in text
+        assert "garbage:from_env" in text and "[a:" not in text  # names the stuck call, cites no number
+    data = json.loads((pytester.path / "rep/report.json").read_text())
+    assert list(data)[0] == "incomplete" and data["complete"] is False and data["verdicts"] == []
+    assert sorted(p.name for p in (pytester.path / "rep").iterdir()) == [
+        ".pytest-mlip-report", "report.html", "report.json", "report.md"]  # no figure or snapshot of the old run
+    for store in (None, str(pytester.path / ".mlip/provenance.sqlite")):
+        with pytest.raises(MlipError):
+            judge_file(str(pytester.path / "rep"), store=store, sample=0, replay=0)
 
 
 @pytest.mark.parametrize("args", [["--mlip-baseline=b.json", "--mlip-update-baseline", "--mlip-summary-md=b.json"],

@@ -99,9 +99,17 @@ def hard_stop_after(seconds: float) -> float:
 before_hard_stop = None
 
 
+#: set by the reporting plugin: callables given the stuck call in words, run before the process ends; each writes
+#: the outputs the user asked for as INCOMPLETE and returns a line saying what it wrote (or None)
+on_hard_stop: list = []
+#: how long those writers may take before the process ends anyway (the watchdog exists so that nothing hangs)
+HARD_STOP_WRITE_S = 30.0
+
+
 def _hard_stop(seconds, model, atoms):
-    """A call ignored its interrupt (SIGALRM ignored or blocked, or stuck in native code): say so in one line and
-    end the process, so the CI job fails instead of hanging (under xdist the controller reports a dead worker)."""
+    """A call ignored its interrupt (SIGALRM ignored or blocked, or stuck in native code): say so in one line, write
+    the outputs asked for as INCOMPLETE, and end the process, so the CI job fails instead of hanging (under xdist
+    the controller reports a dead worker)."""
     import sys
 
     what = atoms.get_chemical_formula() if atoms is not None else "a structure"
@@ -110,11 +118,35 @@ def _hard_stop(seconds, model, atoms):
             before_hard_stop()
         except Exception:  # noqa: BLE001 (the process ends next; the exit status still says it)
             pass
-    sys.__stderr__.write(f"\npytest-mlip: a call of model {model!r} on {what} ran past --mlip-timeout={seconds:g} s "
-                         f"and could not be interrupted (it ignores SIGALRM or is stuck in native code); the run "
-                         f"stops here, incomplete (exit {HARD_STOP_EXIT}); fix the model or raise --mlip-timeout\n")
+    stuck = (f"a call of model {model!r} on {what} ran past --mlip-timeout={seconds:g} s and could not be "
+             "interrupted (it ignores SIGALRM or is stuck in native code)")
+    sys.__stderr__.write(f"\npytest-mlip: {stuck}; the run stops here, incomplete (exit {HARD_STOP_EXIT}); fix the "
+                         "model or raise --mlip-timeout\n")
+    sys.__stderr__.flush()
+    for line in _write_stopped_outputs(stuck):
+        sys.__stderr__.write(f"pytest-mlip: {line}\n")
     sys.__stderr__.flush()
     _REAL_EXIT(HARD_STOP_EXIT)
+
+
+def _write_stopped_outputs(stuck: str) -> list[str]:
+    """Run the :data:`on_hard_stop` writers on a thread of their own, for at most :data:`HARD_STOP_WRITE_S` (a
+    writer stuck on a dead file system must not hang the run the watchdog is ending)."""
+    lines: list[str] = []
+
+    def run_all():
+        for write in list(on_hard_stop):
+            try:
+                line = write(stuck)
+            except Exception as exc:  # noqa: BLE001 (one output failing must not keep the others from being written)
+                line = f"could not write an output of the stopped run: {exc}"
+            if line:
+                lines.append(line)
+
+    worker = threading.Thread(target=run_all, daemon=True, name="pytest-mlip-hard-stop-outputs")
+    worker.start()
+    worker.join(HARD_STOP_WRITE_S)
+    return lines
 
 
 class _Watchdog:

@@ -633,13 +633,12 @@ def check_files(folder: Path, data: dict) -> list[Finding]:
 def _extra_files(folder: Path, data: dict, figs: dict) -> list[Finding]:
     """Every file in the report folder is one the run wrote: a page, figure or configuration it did not write (an
     extra report next to the real one, a stray file) is refused and named."""
-    from .plugin import REPORT_MARKER, REPORT_MARKER_TEXT
+    from .folder import MARKER, read_manifest
     from .report import SNAPSHOT
 
     written = {"report.json", "report.md", "report.html", SNAPSHOT, SNAPSHOT + ".gz"}
-    marker = folder / REPORT_MARKER
-    if marker.is_file() and not marker.is_symlink() and marker.read_text(errors="replace") == REPORT_MARKER_TEXT:
-        written.add(REPORT_MARKER)  # the marker pytest-mlip writes into a report folder, as it writes it
+    if read_manifest(folder) is not None:
+        written.add(MARKER)  # the marker pytest-mlip writes into a report folder, in its form
     written |= {f"figures/{n}" for n in figs}
     written |= {v["worst_file"] for v in data.get("verdicts", []) if isinstance(v, dict) and v.get("worst_file")}
     from .judge import folder_entries

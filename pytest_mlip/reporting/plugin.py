@@ -26,11 +26,12 @@ from ..errors import MlipError
 from ..numbers import Number, add_number_option
 from ..laws.determinism.check import Determinism
 from ..provenance.plugin import PROV_KEY, is_worker
+from .folder import MARKER, first_conflict, read_manifest
 
 REPORT_KEY = pytest.StashKey["ReportingRun"]()
-#: a file pytest-mlip writes into every report folder: only such a folder (or an empty one) is written into
-REPORT_MARKER = ".pytest-mlip-report"
-REPORT_MARKER_TEXT = "written by pytest-mlip: this folder is replaced on every --mlip-report run\n"
+#: a file pytest-mlip writes into every report folder, listing the files it wrote (reporting.folder): only such a
+#: folder (or an empty one) is written into, and only the files it lists are replaced
+REPORT_MARKER = MARKER
 SUMMARY_HEAD = "### pytest-mlip on"
 #: the incomplete block's key for the sampled determinism check (the evaluator repeats a sample of every model's
 #: calls): named after the law it applies, read from the law's record
@@ -38,12 +39,8 @@ SAMPLED = Determinism.name
 
 
 def is_our_report_dir(folder: Path) -> bool:
-    """The folder holds the marker pytest-mlip writes, with its exact text (a hand-made or empty one does not count)."""
-    marker = folder / REPORT_MARKER
-    try:
-        return marker.is_file() and not marker.is_symlink() and marker.read_text(errors="replace") == REPORT_MARKER_TEXT
-    except OSError:
-        return False
+    """The folder holds the marker pytest-mlip writes, in its form (a hand-made or empty one does not count)."""
+    return read_manifest(folder) is not None
 
 
 def pytest_addoption(parser):
@@ -105,6 +102,10 @@ def pytest_configure(config):
         rep.tracker = _Collector(config)
         config.pluginmanager.register(rep.tracker, "mlip-reporting-collector")
         _trap_sigterm(config)
+        if rep.report_dir is not None or rep.summary_path is not None:
+            from .stopped import register
+
+            register(config, rep)  # a call the watchdog must end still leaves an INCOMPLETE summary and report
 
 
 def _trap_sigterm(config):
@@ -169,6 +170,7 @@ def _configure_outputs(config, rep):
             raise MlipError(f"--mlip-report={raw}: {rep.report_dir} is not empty and was not written by pytest-mlip "
                             f"(no {REPORT_MARKER} file with pytest-mlip's text); pass a new or empty folder, "
                             "e.g. --mlip-report=mlip-report")
+        _check_report_files(rep.report_dir)
         try:
             import jinja2  # noqa: F401
             import matplotlib  # noqa: F401
@@ -184,6 +186,15 @@ def _configure_outputs(config, rep):
         if rep.summary_path.is_dir() or (rep.summary_path.is_file() and not _ours(rep.summary_path, SUMMARY_HEAD)):
             raise MlipError(f"--mlip-summary-md={raw}: {rep.summary_path} exists and is not a pytest-mlip summary; "
                             "pass a new file name, e.g. --mlip-summary-md=mlip-summary.md")
+
+
+def _check_report_files(folder: Path) -> None:
+    """Before any model call: a file of the user's (or a link) where the report writes stops the run now, with one
+    line naming it, instead of being overwritten at the end (or failing the report after an hour of model calls)."""
+    if folder.is_dir():
+        problem = first_conflict(folder, read_manifest(folder) or {})
+        if problem:
+            raise MlipError(f"--mlip-report: {problem}")
 
 
 def _ours(path: Path, head: str) -> bool:
@@ -485,8 +496,7 @@ def _finish_run(rep, prov):
         from .report import report_from_store, write_report
 
         data = report_from_store(prov.store, prov.run_id)
-        write_report(rep.report_dir, data, prov.store)
-        (rep.report_dir / REPORT_MARKER).write_text(REPORT_MARKER_TEXT)
+        write_report(rep.report_dir, data, prov.store)  # the marker listing its files comes with it
         rep.written.append(f"report: {rep.report_dir / 'report.html'} (and report.md, report.json)")
     if rep.summary_path is not None:
         from .summary import summary_markdown

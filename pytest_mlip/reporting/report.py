@@ -24,6 +24,7 @@ from ..errors import MlipError
 from ..provenance.artifact import SHORT_ID, finite_or_str
 from ..reference.report import reference_cited, reference_entry, reference_ids, reference_rows
 from .claims import SIG, claim, fmt_value
+from .folder import FolderError, install, owned, read_manifest, record_written
 
 FORMAT = "pytest-mlip-report"
 VERSION = 1
@@ -464,25 +465,21 @@ def write_report(folder, data: dict, store) -> list[Path]:
                 shutil.copyfile(v["worst_source"], dst)
         roots = cited_ids(data)
         store.export(stage / SNAPSHOT, store.closure(roots), [data["run"]["id"]], payloads=True)
-        if not exists:
-            os.replace(stage, folder)
-        else:
-            trash = Path(tempfile.mkdtemp(dir=folder, prefix=".mlip-report-old-"))
-            for name in ("figures", "worst"):
-                if (folder / name).exists():
-                    os.replace(folder / name, trash / name)
-            for entry in stage.iterdir():
-                os.replace(entry, folder / entry.name)
-            shutil.rmtree(trash, ignore_errors=True)
-            stage.rmdir()
+        install(stage, folder)
     except OSError as exc:
-        shutil.rmtree(stage, ignore_errors=True)
         raise ReportError(f"cannot write the report to {folder} ({exc.strerror or exc}); "
                           "pass a writable folder with --mlip-report=DIR") from None
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)  # what is left of the staging folder (all of it on a failure)
     return [folder / "report.json", folder / "report.md", folder / "report.html"]
+
+
+def _refuse_links(folder: Path, rels: list[str]) -> None:
+    """``render`` never writes through a link (it would write outside the report folder)."""
+    for rel in rels:
+        if (folder / rel).is_symlink():
+            raise FolderError(f"{folder / rel} is a symbolic link; pytest-mlip never writes through links: remove "
+                              "the link and render again")
 
 
 def rerender(folder) -> list[Path]:
@@ -519,10 +516,12 @@ def rerender(folder) -> list[Path]:
         if problems:
             raise ReportError(f"{src}: notes[{i}] (comment): {problems[0]}")
     figs = figures_for(data)
+    _refuse_links(folder, ["figures", "report.md", "report.html"] + [f"figures/{f['name']}" for f in figs])
+    manifest = read_manifest(folder)
     out = []
     (folder / "figures").mkdir(exist_ok=True)
-    for old in (folder / "figures").glob("*.png"):
-        if old.name not in {f["name"] for f in figs}:
+    for old in (folder / "figures").glob("*.png"):  # a figure the notes no longer draw, if we wrote it
+        if old.name not in {f["name"] for f in figs} and owned(folder, f"figures/{old.name}", manifest or {}):
             old.unlink()
     for f in figs:
         (folder / "figures" / f["name"]).write_bytes(f["png"])
@@ -531,4 +530,6 @@ def rerender(folder) -> list[Path]:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, folder / name)
         out.append(folder / name)
+    if manifest is not None:  # the pages and figures drawn here are ours (report.json, with the notes, is not)
+        record_written(folder, manifest, ["report.md", "report.html"] + [f"figures/{f['name']}" for f in figs])
     return out

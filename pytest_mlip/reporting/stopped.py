@@ -1,0 +1,116 @@
+"""The outputs of a run the watchdog stops (a model call that ignores its interrupt, ``--mlip-timeout``).
+
+The watchdog ends the process from its own thread while the main thread is stuck inside the model: pytest's
+session never finishes, so the provenance run is never finished and no verdict can be read back from the store
+(its connection belongs to the stuck thread). What can be written soundly is written here, from the watchdog's
+thread: the pull-request summary and the report folder's pages, each saying INCOMPLETE, stopped by the watchdog,
+naming the stuck call, and holding no verdict and no number. report.json has ``"complete": false`` and no
+verdicts; its run is not finished in the store, so ``pytest-mlip judge`` cannot rebuild it and never approves it.
+The report folder's ownership rules hold as for any report (reporting.folder): only our own files are replaced.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+HEADLINE = "INCOMPLETE run, stopped by the watchdog"
+
+
+def register(config, rep) -> None:
+    """Have the watchdog write this run's summary and report before it ends the process (controller only: under
+    xdist the controller writes them, naming the dead worker)."""
+    from ..evaluation import evaluator
+
+    def write(stuck: str) -> str | None:
+        return write_stopped(config, rep, stuck)
+
+    evaluator.on_hard_stop.append(write)
+    config.add_cleanup(lambda: evaluator.on_hard_stop.remove(write))
+
+
+def write_stopped(config, rep, stuck: str) -> str | None:
+    """Write the summary and the report folder as INCOMPLETE; the line says what was written."""
+    from ..provenance.plugin import PROV_KEY
+
+    prov = config.stash.get(PROV_KEY, None)
+    run = {"id": getattr(prov, "run_id", None), "code_version": getattr(prov, "code_version", None),
+           "target": rep.state.target, "store": str(getattr(getattr(prov, "store", None), "path", "")) or None}
+    written = []
+    if rep.summary_path is not None:
+        from .gate import write_atomic
+
+        write_atomic(rep.summary_path, summary_text(run, stuck, rep.report_dir))
+        written.append(f"summary {rep.summary_path}")
+    if rep.report_dir is not None:
+        write_folder(rep.report_dir, run, stuck)
+        written.append(f"report {rep.report_dir} (report.md, report.html, report.json)")
+    if not written:
+        return None
+    return f"wrote the {' and the '.join(written)}, marked {HEADLINE}: they hold no verdict of this run"
+
+
+def summary_text(run: dict, stuck: str, report_dir: Path | None) -> str:
+    from .plugin import SUMMARY_HEAD
+
+    where = f"; report `{report_dir / 'report.html'}` (incomplete too)" if report_dir else ""
+    return (f"{SUMMARY_HEAD} `{run['target']}`: {HEADLINE}\n\n"
+            f"**INCOMPLETE: {stuck}; the watchdog ended the run before any verdict was reported.**\n\n"
+            "No verdict of this run is reported: this is not a result. Fix the model or raise --mlip-timeout, "
+            "then run again.\n\n"
+            f"Provenance: run `{run['id']}` (never finished), code `{run['code_version']}`{where}.\n")
+
+
+def report_json(run: dict, stuck: str) -> dict:
+    """report.json of a stopped run: the incomplete block first, no verdicts, ``complete`` false."""
+    from .report import FORMAT, VERSION
+
+    block = {"count": 0, "stopped": f"stopped by the watchdog: {stuck}", "interrupted": "stopped by the watchdog",
+             "fails_run": True, "errors": [], "crashed": [], "not_run": [], "dead_workers": []}
+    return {"incomplete": block, "complete": False, "format": FORMAT, "version": VERSION,
+            "run": {**run, "finished": False}, "models": [], "contracts": [], "verdicts": [], "notes": []}
+
+
+def report_markdown(run: dict, stuck: str) -> str:
+    return (f"# pytest-mlip report: `{run['target']}`: {HEADLINE}\n\n"
+            f"> **INCOMPLETE run, stopped by the watchdog.** {stuck[0].upper() + stuck[1:]}; the watchdog ended "
+            "the run (exit 2) before any verdict was reported. This report holds no verdict and no number: it is "
+            "not a result of the run.\n\n"
+            f"- run: `{run['id']}` (never finished in the provenance store `{run['store']}`)\n"
+            f"- code version: `{run['code_version']}`\n"
+            "- fix the model or raise --mlip-timeout, then run again\n")
+
+
+def report_html(run: dict, stuck: str) -> str:
+    e = html.escape
+    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>pytest-mlip report: "
+            f"{e(HEADLINE)}</title></head>\n<body>\n<h1>pytest-mlip report: <code>{e(run['target'])}</code>: "
+            f"{e(HEADLINE)}</h1>\n<p><strong>INCOMPLETE run, stopped by the watchdog.</strong> {e(stuck)}; the "
+            "watchdog ended the run (exit 2) before any verdict was reported. This report holds no verdict and no "
+            f"number: it is not a result of the run.</p>\n<p>run <code>{e(str(run['id']))}</code> (never finished)"
+            "</p>\n</body></html>\n")
+
+
+def write_folder(folder: Path, run: dict, stuck: str) -> None:
+    """The three pages, staged and installed like any report: our older files (figures, the snapshot) go, so
+    nothing of an earlier complete report is left to be taken for this run's."""
+    from .folder import install
+
+    folder = Path(folder)
+    parent = folder if folder.is_dir() else folder.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(dir=parent, prefix=".mlip-report-tmp-"))
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(stage, 0o777 & ~mask)  # mkdtemp makes it private; a new report folder (the stage renamed) is not
+    try:
+        (stage / "report.json").write_text(json.dumps(report_json(run, stuck), indent=1) + "\n")
+        (stage / "report.md").write_text(report_markdown(run, stuck))
+        (stage / "report.html").write_text(report_html(run, stuck))
+        install(stage, folder)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
