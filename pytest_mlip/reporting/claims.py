@@ -155,6 +155,11 @@ VERDICT_WORDS = ("pass", "passes", "passed", "passing", "fail", "fails", "failed
                  "ship", "ships", "shipped", "shipping", "mergeable",
                  "approval", "signoff", "cleared", "clears", "ready", "trusted", "trust", "checks", "checked",
                  "works", "worked", "working", "expected", "unexpected", "normal", "noise", "noisy",
+                 # decisions about using the model, and pointers to other results: the report's verdicts decide
+                 "deploy", "deployed", "deploying", "deployment", "production", "recommend", "recommended",
+                 "recommends", "endorse", "endorsed", "hesitation", "hesitate", "fit", "purpose", "happily",
+                 "happier", "happy", "confident", "confidence", "reassuring", "closely", "rerun", "reruns",
+                 "instead", "story", "usable", "unusable", "suitable", "unsuitable",
                  # the same in a few other languages written in ASCII (a comment is read as English)
                  "besteht", "bestanden", "freigegeben", "fehler", "fehlgeschlagen", "alle", "keine", "gut",
                  "reussi", "echec", "valide", "aprobado", "fallo", "correcto", "bueno", "superato", "fallito")
