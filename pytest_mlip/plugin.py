@@ -39,7 +39,8 @@ def pytest_addoption(parser):
                     help="folder for worst configurations and run data (default: .mlip under the rootdir)")
     group.addoption("--mlip-skip-guaranteed", action="store_true", default=False,
                     help="opt out of measuring laws a model's construction guarantees (energy-force consistency, "
-                         "Jacobian symmetry on autograd models); the summary says they were not measured")
+                         "Jacobian symmetry on models that declare conservative forces); the summary says they were "
+                         "not measured")
     group.addoption("--mlip-no-builtin", action="store_true", default=False,
                     help="do not collect the built-in contract suite, only contract files given or found")
     group.addoption("--mlip-offline", action="store_true", default=False,
@@ -649,7 +650,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.write_line(line)
     if state.skip_guaranteed:
         terminalreporter.write_line("OPT-OUT: --mlip-skip-guaranteed: energy-force consistency and Jacobian symmetry "
-                                    "were not measured on autograd models (their skip reason says so)", yellow=True)
+                                    "were not measured on models that declare conservative forces (their skip reason "
+                                    "says so)", yellow=True)
 
 
 def garbage_lines(verdicts: list[dict], target: str) -> list[str]:

@@ -333,12 +333,19 @@ def test_crashed_item_makes_the_run_incomplete(run, pytester, monkeypatch):
                                                              "INCOMPLETE run")
 
 
-def test_skipping_guaranteed_laws_is_an_explicit_opt_out(run, pytester):
+@pytest.mark.parametrize("model, how", [(CLEAN, "(-dE/dx by construction, analytic or autograd)"),
+                                        ("emt", "(analytic -dE/dx)")])
+def test_skipping_guaranteed_laws_is_an_explicit_opt_out(run, pytester, model, how):
+    """The skip reason states what the model declares (conservative forces), never how it computes them: EMT's
+    forces are analytic, and the reason used to say "by autograd" (a held-out case)."""
     res = run("-k", "energy-force-consistency or jacobian-symmetry", "--mlip-skip-guaranteed",
-              "--mlip-summary-md=s.md")
+              "--mlip-summary-md=s.md", "-rs", model=model)
     out = res.stdout.str()
     assert "OPT-OUT: --mlip-skip-guaranteed" in out and "energy-force-consistency  - skip" in out
     assert "Opt-out: `--mlip-skip-guaranteed`" in (pytester.path / "s.md").read_text()
+    reasons = [ln for ln in out.splitlines() if ln.startswith("SKIPPED")]
+    assert reasons and all("declares its forces conservative " + how in ln for ln in reasons), reasons
+    assert "autograd" not in out if model == "emt" else True, out
 
 
 def test_a_model_broken_everywhere_gets_one_line(run, pytester, monkeypatch):
