@@ -147,6 +147,7 @@ def pytest_configure(config):
         from .evaluation import evaluator as _evaluator
 
         _evaluator.before_hard_stop = lambda: capman.suspend_global_capture(in_=False)
+    _check_empty_values(config)
     given = config.getoption("mlip")
     if given is not None and not given.strip():  # --mlip= with an unset variable ($MODEL) behind it
         raise pytest.UsageError(f"--mlip={given!r} names no model; pass --mlip=NAME (pytest --mlip-list shows "
@@ -205,6 +206,28 @@ def pytest_configure(config):
         config.stash[STATE_KEY].contract_index = _preflight_contracts(config, target, committee)
     except MlipError as exc:
         raise usage_error(config, exc) from None
+
+
+#: options whose value names a file, a folder or an engine: (dest, option, what it names, an example, without it)
+VALUE_OPTIONS = (
+    ("mlip_report", "--mlip-report", "folder", "--mlip-report=mlip-report", "no report is written"),
+    ("mlip_summary_md", "--mlip-summary-md", "file", "--mlip-summary-md=mlip-summary.md", "no summary is written"),
+    ("mlip_baseline", "--mlip-baseline", "file", "--mlip-baseline=mlip-baseline.json", "the run is not gated"),
+    ("mlip_store", "--mlip-store", "file", "--mlip-store=.mlip/provenance.sqlite",
+     "the store is provenance.sqlite in the output folder"),
+    ("mlip_output", "--mlip-output", "folder", "--mlip-output=.mlip", "the output folder is .mlip under the rootdir"),
+    ("mlip_reference", "--mlip-reference", "engine", "--mlip-reference=pyscf", "no reference is computed"),
+)
+
+
+def _check_empty_values(config):
+    """``--mlip-report=`` (an unset variable behind it, say) was read as "not given": the report the user asked
+    for was silently not written. An empty or blank value is a usage error naming the option and an example."""
+    for dest, name, what, example, without in VALUE_OPTIONS:
+        given = config.getoption(dest, None)
+        if given is not None and not str(given).strip():
+            raise pytest.UsageError(f"{name}={given!r} names no {what}; pass one, e.g. {example}, or leave {name} "
+                                    f"out ({without})")
 
 
 def debug(config) -> bool:

