@@ -568,6 +568,39 @@ def test_empty_model_spec_is_a_usage_error(run, pytester, spec):
     one_line_usage_error(run("--mlip-no-builtin", model=spec), "names no model", "--mlip=NAME", "--mlip-list")
 
 
+def baseline_of(target, *entries):
+    return json.dumps({"format": "pytest-mlip-baseline", "version": 1, "target": target, "run": "r1",
+                       "code_version": "0", "entries": [
+                           {"model": m, "contract": "x", "role": role, "hard": True, "status": "pass",
+                            "max_normalized": 0.1} for m, role in entries]})
+
+
+@pytest.mark.parametrize("doc, named", [
+    (baseline_of("sevennet-0", ("sevennet-0", "target")), "'sevennet-0'"),
+    (baseline_of("sevennet-0", ("sevennet-0", "target"), (CLEAN, "committee")), "'sevennet-0'"),  # committee then
+    (baseline_of("sevennet-0"), "'sevennet-0'"),  # no entry: the target the file records
+])
+def test_a_baseline_of_another_target_is_a_usage_error(run, pytester, doc, named):
+    """A baseline recorded for sevennet-0 gated a run of another model: no entry matched, "gate passed", exit 0 (a
+    held-out case). The target must be among the baseline's targets; recording one for this target works."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    (pytester.path / "b.json").write_text(doc)
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-baseline=b.json"), f"recorded for the target {named}",
+                         f"this run's target is '{CLEAN}'", "--mlip-update-baseline")
+    res = run("--mlip-no-builtin", "--mlip-baseline=b.json", "--mlip-update-baseline")
+    assert res.ret == 0, res.stdout.str()[-2000:]
+    written = json.loads((pytester.path / "b.json").read_text())
+    assert written["target"] == CLEAN and {e["model"] for e in written["entries"]} == {CLEAN}
+    assert run("--mlip-no-builtin", "--mlip-baseline=b.json").ret == 0
+
+
+def test_a_baseline_of_the_same_model_spelled_otherwise_gates(run, pytester):
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    (pytester.path / "b.json").write_text(baseline_of("EMT", ("emt", "target")))
+    res = run("--mlip-no-builtin", "--mlip-baseline=b.json", model="EMT")
+    assert res.ret == 0 and "gate (regression margin 0.2 relative): passed" in res.stdout.str(), res.stdout.str()
+
+
 @pytest.mark.parametrize("option, example", [("--mlip-report", "--mlip-report=mlip-report"),
                                              ("--mlip-summary-md", "--mlip-summary-md=mlip-summary.md"),
                                              ("--mlip-baseline", "--mlip-baseline=mlip-baseline.json"),
