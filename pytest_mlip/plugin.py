@@ -230,6 +230,12 @@ def _check_empty_values(config):
                                     f"out ({without})")
 
 
+def runs_nothing(config) -> bool:
+    """--mlip-contracts (list the contracts) and pytest's --collect-only collect and run nothing: no verdict, and
+    no store run, report, summary or baseline that would claim a run (a collect-only run was INCOMPLETE, exit 1)."""
+    return bool(config.getoption("mlip_contracts", False) or config.getoption("collectonly", False))
+
+
 def debug(config) -> bool:
     return bool(config.getoption("mlip_debug", False) or config.getoption("fulltrace", False))
 
@@ -653,6 +659,11 @@ def pytest_runtest_logreport(report):
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     state = config.stash.get(STATE_KEY, None)
     if state is None or config.getoption("mlip_contracts"):
+        return
+    if runs_nothing(config):
+        terminalreporter.section("mlip contracts")
+        terminalreporter.write_line("collect-only: nothing was run (no verdict; no store run, report, summary or "
+                                    "baseline written)")
         return
     verdicts = []
     for reports in terminalreporter.stats.values():

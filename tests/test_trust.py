@@ -568,6 +568,24 @@ def test_empty_model_spec_is_a_usage_error(run, pytester, spec):
     one_line_usage_error(run("--mlip-no-builtin", model=spec), "names no model", "--mlip=NAME", "--mlip-list")
 
 
+@pytest.mark.parametrize("flag", ["--collect-only", "--co", "--mlip-contracts"])
+def test_a_run_that_collects_only_claims_nothing(run, pytester, flag):
+    """--collect-only runs nothing by request: it was reported INCOMPLETE ("never ran") with exit 1 and a store run
+    (a held-out case). Now pytest's exit 0, one line saying nothing was run, and nothing written."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    (pytester.path / "b.json").write_text(baseline_of(CLEAN))
+    res = run("--mlip-no-builtin", flag, "--mlip-report=rep", "--mlip-summary-md=s.md", "--mlip-baseline=b.json",
+              "--mlip-update-baseline")
+    out = res.stdout.str()
+    assert res.ret == 0, out[-2000:]
+    assert "INCOMPLETE" not in out and "never ran" not in out and "provenance:" not in out, out
+    if flag != "--mlip-contracts":
+        assert "collect-only: nothing was run" in out, out
+    assert not (pytester.path / "rep").exists() and not (pytester.path / "s.md").exists()
+    assert not (pytester.path / ".mlip" / "provenance.sqlite").exists()
+    assert (pytester.path / "b.json").read_text() == baseline_of(CLEAN)
+
+
 def baseline_of(target, *entries):
     return json.dumps({"format": "pytest-mlip-baseline", "version": 1, "target": target, "run": "r1",
                        "code_version": "0", "entries": [
