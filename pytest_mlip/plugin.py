@@ -164,6 +164,7 @@ def pytest_configure(config):
         [str(config.rootpath)] + [str(p) for p in config.getini("pythonpath")]))
 
     weights.set_offline(bool(config.getoption("mlip_offline")) or None)
+    loading = [target]  # the model being made available or loaded: a Ctrl-C there is named after it
     try:
         _check_environment(config)
         entry = resolve(target)
@@ -192,13 +193,18 @@ def pytest_configure(config):
                     raise MlipError(f"--mlip-committee lists {c!r}, which is {seen[e.name]} already; a committee "
                                     "holds other models, each once: remove it from the list")
                 seen[e.name] = f"listed as {c!r}"
+                loading[:] = [c]
                 why = _make_available(config, e)
                 if why:
                     raise MlipError(f"committee model {e.name!r} is not usable here: {why}")
         for spec in [target, *committee]:
+            loading[:] = [spec]
             _load_factory(spec)
     except MlipError as exc:
         raise usage_error(config, exc) from None
+    except KeyboardInterrupt:
+        _interrupted_while_loading(config, loading[0])
+        raise
     config.stash[STATE_KEY] = MlipSession(config, target, committee)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(p) for p in _default_paths(config)]
@@ -234,6 +240,20 @@ def runs_nothing(config) -> bool:
     """--mlip-contracts (list the contracts) and pytest's --collect-only collect and run nothing: no verdict, and
     no store run, report, summary or baseline that would claim a run (a collect-only run was INCOMPLETE, exit 1)."""
     return bool(config.getoption("mlip_contracts", False) or config.getoption("collectonly", False))
+
+
+def _interrupted_while_loading(config, spec: str):
+    """Ctrl-C while a model loads comes before pytest's terminal exists: the run ended without a byte of output (a
+    held-out case). One line says what happened; nothing was run, and no store run, report or summary is written
+    (those start once the models have loaded), so nothing there claims a run."""
+    import sys
+
+    asked = [name for dest, name in (("mlip_report", "--mlip-report"), ("mlip_summary_md", "--mlip-summary-md"),
+                                     ("mlip_update_baseline", "--mlip-update-baseline"))
+             if config.getoption(dest, None)]
+    outputs = f" ({', '.join(asked)}: not written)" if asked else ""
+    print(f"pytest-mlip: interrupted (Ctrl-C) while loading model {spec!r}; nothing was run and no store run, "
+          f"report, summary or baseline was written{outputs}", file=sys.stderr, flush=True)
 
 
 def debug(config) -> bool:

@@ -848,6 +848,53 @@ def test_a_run_interrupted_before_any_verdict_is_reported_incomplete_and_judged_
     assert result.ok, [f.line() for f in result.failed]
 
 
+OUTPUTS = ("--mlip-report=rep", "--mlip-summary-md=s.md", "--mlip-baseline=b.json", "--mlip-update-baseline")
+
+
+def test_ctrl_c_while_the_factory_loads_says_so_in_one_line(pytester):
+    """A KeyboardInterrupt out of the model factory ended the run with exit 2 and not a byte of output (a held-out
+    case): one line names the model and says nothing was run; nothing is written that could claim a run.
+    (A subprocess: pytester's in-process run cannot take a KeyboardInterrupt before the session starts.)"""
+    pytester.makepyfile(kbint="def factory():\n    raise KeyboardInterrupt\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    res = pytester.runpytest_subprocess("--mlip=kbint:factory", "--mlip-committee=none", "--mlip-no-builtin",
+                                        "-p", "no:cacheprovider", *OUTPUTS)
+    assert res.ret == pytest.ExitCode.INTERRUPTED
+    err = [ln for ln in res.stderr.str().splitlines() if ln.strip()]
+    assert len(err) == 1 and "interrupted (Ctrl-C) while loading model 'kbint:factory'" in err[0], err
+    assert "nothing was run" in err[0] and "--mlip-report, --mlip-summary-md, --mlip-update-baseline" in err[0]
+    left = [p for p in ("rep", "s.md", "b.json", ".mlip") if (pytester.path / p).exists()]
+    assert not left, left
+
+
+def test_sigint_while_a_slow_factory_loads_says_so_in_one_line(pytester):
+    """The same with a real Ctrl-C (SIGINT) while a slow factory loads."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    pytester.makepyfile(slowload="import pathlib, time\nfrom ase.calculators.emt import EMT\n\n"
+                                 "def factory():\n"
+                                 "    pathlib.Path('loading').touch()\n"
+                                 "    time.sleep(60)\n"
+                                 "    return EMT()\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pytester.path), str(ROOT)]))
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "--mlip=slowload:factory", "--mlip-committee=none",
+                             "--mlip-no-builtin", "-p", "no:cacheprovider", *OUTPUTS[:2]],
+                            cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not (pytester.path / "loading").exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, (out, err)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "while loading model 'slowload:factory'; nothing was run" in lines[0], (out, err)
+    assert not (pytester.path / "rep").exists() and not (pytester.path / "s.md").exists()
+
+
 def test_a_second_ctrl_c_while_the_interrupted_run_writes_its_report_is_held(pytester):
     """An impatient user presses Ctrl-C twice: the second one used to end in a 255-line traceback from inside
     pytest while the incomplete report was being written (a held-out case). It is held, with one line."""
