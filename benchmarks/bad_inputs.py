@@ -169,8 +169,8 @@ tolerance = {{ energy = {etol}, forces = 1e-3 }}
 '''
 
 
-BASELINE = '{"format": "pytest-mlip-baseline", "version": 1, "target": "x", "run": "r", "code_version": "c", ' \
-           '"entries": []}\n'
+BASELINE = '{"format": "pytest-mlip-baseline", "version": 1, "target": "bad_models:clean", "run": "r", ' \
+           '"code_version": "c", "entries": []}\n'
 
 
 @dataclass

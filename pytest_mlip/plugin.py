@@ -39,7 +39,8 @@ def pytest_addoption(parser):
                     help="folder for worst configurations and run data (default: .mlip under the rootdir)")
     group.addoption("--mlip-skip-guaranteed", action="store_true", default=False,
                     help="opt out of measuring laws a model's construction guarantees (energy-force consistency, "
-                         "Jacobian symmetry on autograd models); the summary says they were not measured")
+                         "Jacobian symmetry on models that declare conservative forces); the summary says they were "
+                         "not measured")
     group.addoption("--mlip-no-builtin", action="store_true", default=False,
                     help="do not collect the built-in contract suite, only contract files given or found")
     group.addoption("--mlip-offline", action="store_true", default=False,
@@ -146,6 +147,7 @@ def pytest_configure(config):
         from .evaluation import evaluator as _evaluator
 
         _evaluator.before_hard_stop = lambda: capman.suspend_global_capture(in_=False)
+    _check_empty_values(config)
     given = config.getoption("mlip")
     if given is not None and not given.strip():  # --mlip= with an unset variable ($MODEL) behind it
         raise pytest.UsageError(f"--mlip={given!r} names no model; pass --mlip=NAME (pytest --mlip-list shows "
@@ -162,6 +164,7 @@ def pytest_configure(config):
         [str(config.rootpath)] + [str(p) for p in config.getini("pythonpath")]))
 
     weights.set_offline(bool(config.getoption("mlip_offline")) or None)
+    loading = [target]  # the model being made available or loaded: a Ctrl-C there is named after it
     try:
         _check_environment(config)
         entry = resolve(target)
@@ -190,13 +193,18 @@ def pytest_configure(config):
                     raise MlipError(f"--mlip-committee lists {c!r}, which is {seen[e.name]} already; a committee "
                                     "holds other models, each once: remove it from the list")
                 seen[e.name] = f"listed as {c!r}"
+                loading[:] = [c]
                 why = _make_available(config, e)
                 if why:
                     raise MlipError(f"committee model {e.name!r} is not usable here: {why}")
         for spec in [target, *committee]:
+            loading[:] = [spec]
             _load_factory(spec)
     except MlipError as exc:
         raise usage_error(config, exc) from None
+    except KeyboardInterrupt:
+        _interrupted_while_loading(config, loading[0])
+        raise
     config.stash[STATE_KEY] = MlipSession(config, target, committee)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(p) for p in _default_paths(config)]
@@ -204,6 +212,48 @@ def pytest_configure(config):
         config.stash[STATE_KEY].contract_index = _preflight_contracts(config, target, committee)
     except MlipError as exc:
         raise usage_error(config, exc) from None
+
+
+#: options whose value names a file, a folder or an engine: (dest, option, what it names, an example, without it)
+VALUE_OPTIONS = (
+    ("mlip_report", "--mlip-report", "folder", "--mlip-report=mlip-report", "no report is written"),
+    ("mlip_summary_md", "--mlip-summary-md", "file", "--mlip-summary-md=mlip-summary.md", "no summary is written"),
+    ("mlip_baseline", "--mlip-baseline", "file", "--mlip-baseline=mlip-baseline.json", "the run is not gated"),
+    ("mlip_store", "--mlip-store", "file", "--mlip-store=.mlip/provenance.sqlite",
+     "the store is provenance.sqlite in the output folder"),
+    ("mlip_output", "--mlip-output", "folder", "--mlip-output=.mlip", "the output folder is .mlip under the rootdir"),
+    ("mlip_reference", "--mlip-reference", "engine", "--mlip-reference=pyscf", "no reference is computed"),
+)
+
+
+def _check_empty_values(config):
+    """``--mlip-report=`` (an unset variable behind it, say) was read as "not given": the report the user asked
+    for was silently not written. An empty or blank value is a usage error naming the option and an example."""
+    for dest, name, what, example, without in VALUE_OPTIONS:
+        given = config.getoption(dest, None)
+        if given is not None and not str(given).strip():
+            raise pytest.UsageError(f"{name}={given!r} names no {what}; pass one, e.g. {example}, or leave {name} "
+                                    f"out ({without})")
+
+
+def runs_nothing(config) -> bool:
+    """--mlip-contracts (list the contracts) and pytest's --collect-only collect and run nothing: no verdict, and
+    no store run, report, summary or baseline that would claim a run (a collect-only run was INCOMPLETE, exit 1)."""
+    return bool(config.getoption("mlip_contracts", False) or config.getoption("collectonly", False))
+
+
+def _interrupted_while_loading(config, spec: str):
+    """Ctrl-C while a model loads comes before pytest's terminal exists: the run ended without a byte of output (a
+    held-out case). One line says what happened; nothing was run, and no store run, report or summary is written
+    (those start once the models have loaded), so nothing there claims a run."""
+    import sys
+
+    asked = [name for dest, name in (("mlip_report", "--mlip-report"), ("mlip_summary_md", "--mlip-summary-md"),
+                                     ("mlip_update_baseline", "--mlip-update-baseline"))
+             if config.getoption(dest, None)]
+    outputs = f" ({', '.join(asked)}: not written)" if asked else ""
+    print(f"pytest-mlip: interrupted (Ctrl-C) while loading model {spec!r}; nothing was run and no store run, "
+          f"report, summary or baseline was written{outputs}", file=sys.stderr, flush=True)
 
 
 def debug(config) -> bool:
@@ -630,6 +680,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     state = config.stash.get(STATE_KEY, None)
     if state is None or config.getoption("mlip_contracts"):
         return
+    if runs_nothing(config):
+        terminalreporter.section("mlip contracts")
+        terminalreporter.write_line("collect-only: nothing was run (no verdict; no store run, report, summary or "
+                                    "baseline written)")
+        return
     verdicts = []
     for reports in terminalreporter.stats.values():
         for rep in reports:
@@ -649,7 +704,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.write_line(line)
     if state.skip_guaranteed:
         terminalreporter.write_line("OPT-OUT: --mlip-skip-guaranteed: energy-force consistency and Jacobian symmetry "
-                                    "were not measured on autograd models (their skip reason says so)", yellow=True)
+                                    "were not measured on models that declare conservative forces (their skip reason "
+                                    "says so)", yellow=True)
 
 
 def garbage_lines(verdicts: list[dict], target: str) -> list[str]:

@@ -399,12 +399,19 @@ def test_crashed_item_makes_the_run_incomplete(run, pytester, monkeypatch):
                                                              "INCOMPLETE run")
 
 
-def test_skipping_guaranteed_laws_is_an_explicit_opt_out(run, pytester):
+@pytest.mark.parametrize("model, how", [(CLEAN, "(-dE/dx by construction, analytic or autograd)"),
+                                        ("emt", "(analytic -dE/dx)")])
+def test_skipping_guaranteed_laws_is_an_explicit_opt_out(run, pytester, model, how):
+    """The skip reason states what the model declares (conservative forces), never how it computes them: EMT's
+    forces are analytic, and the reason used to say "by autograd" (a held-out case)."""
     res = run("-k", "energy-force-consistency or jacobian-symmetry", "--mlip-skip-guaranteed",
-              "--mlip-summary-md=s.md")
+              "--mlip-summary-md=s.md", "-rs", model=model)
     out = res.stdout.str()
     assert "OPT-OUT: --mlip-skip-guaranteed" in out and "energy-force-consistency  - skip" in out
     assert "Opt-out: `--mlip-skip-guaranteed`" in (pytester.path / "s.md").read_text()
+    reasons = [ln for ln in out.splitlines() if ln.startswith("SKIPPED")]
+    assert reasons and all("declares its forces conservative " + how in ln for ln in reasons), reasons
+    assert "autograd" not in out if model == "emt" else True, out
 
 
 def test_a_model_broken_everywhere_gets_one_line(run, pytester, monkeypatch):
@@ -625,6 +632,72 @@ def test_empty_model_spec_is_a_usage_error(run, pytester, spec):
     """--mlip= (an unset $MODEL in CI) names no model: a one-line usage error naming the fix, never 'no tests ran'."""
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
     one_line_usage_error(run("--mlip-no-builtin", model=spec), "names no model", "--mlip=NAME", "--mlip-list")
+
+
+@pytest.mark.parametrize("flag", ["--collect-only", "--co", "--mlip-contracts"])
+def test_a_run_that_collects_only_claims_nothing(run, pytester, flag):
+    """--collect-only runs nothing by request: it was reported INCOMPLETE ("never ran") with exit 1 and a store run
+    (a held-out case). Now pytest's exit 0, one line saying nothing was run, and nothing written."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    (pytester.path / "b.json").write_text(baseline_of(CLEAN))
+    res = run("--mlip-no-builtin", flag, "--mlip-report=rep", "--mlip-summary-md=s.md", "--mlip-baseline=b.json",
+              "--mlip-update-baseline")
+    out = res.stdout.str()
+    assert res.ret == 0, out[-2000:]
+    assert "INCOMPLETE" not in out and "never ran" not in out and "provenance:" not in out, out
+    if flag != "--mlip-contracts":
+        assert "collect-only: nothing was run" in out, out
+    assert not (pytester.path / "rep").exists() and not (pytester.path / "s.md").exists()
+    assert not (pytester.path / ".mlip" / "provenance.sqlite").exists()
+    assert (pytester.path / "b.json").read_text() == baseline_of(CLEAN)
+
+
+def baseline_of(target, *entries):
+    return json.dumps({"format": "pytest-mlip-baseline", "version": 1, "target": target, "run": "r1",
+                       "code_version": "0", "entries": [
+                           {"model": m, "contract": "x", "role": role, "hard": True, "status": "pass",
+                            "max_normalized": 0.1} for m, role in entries]})
+
+
+@pytest.mark.parametrize("doc, named", [
+    (baseline_of("sevennet-0", ("sevennet-0", "target")), "'sevennet-0'"),
+    (baseline_of("sevennet-0", ("sevennet-0", "target"), (CLEAN, "committee")), "'sevennet-0'"),  # committee then
+    (baseline_of("sevennet-0"), "'sevennet-0'"),  # no entry: the target the file records
+])
+def test_a_baseline_of_another_target_is_a_usage_error(run, pytester, doc, named):
+    """A baseline recorded for sevennet-0 gated a run of another model: no entry matched, "gate passed", exit 0 (a
+    held-out case). The target must be among the baseline's targets; recording one for this target works."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    (pytester.path / "b.json").write_text(doc)
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-baseline=b.json"), f"recorded for the target {named}",
+                         f"this run's target is '{CLEAN}'", "--mlip-update-baseline")
+    res = run("--mlip-no-builtin", "--mlip-baseline=b.json", "--mlip-update-baseline")
+    assert res.ret == 0, res.stdout.str()[-2000:]
+    written = json.loads((pytester.path / "b.json").read_text())
+    assert written["target"] == CLEAN and {e["model"] for e in written["entries"]} == {CLEAN}
+    assert run("--mlip-no-builtin", "--mlip-baseline=b.json").ret == 0
+
+
+def test_a_baseline_of_the_same_model_spelled_otherwise_gates(run, pytester):
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    (pytester.path / "b.json").write_text(baseline_of("EMT", ("emt", "target")))
+    res = run("--mlip-no-builtin", "--mlip-baseline=b.json", model="EMT")
+    assert res.ret == 0 and "gate (regression margin 0.2 relative): passed" in res.stdout.str(), res.stdout.str()
+
+
+@pytest.mark.parametrize("option, example", [("--mlip-report", "--mlip-report=mlip-report"),
+                                             ("--mlip-summary-md", "--mlip-summary-md=mlip-summary.md"),
+                                             ("--mlip-baseline", "--mlip-baseline=mlip-baseline.json"),
+                                             ("--mlip-store", "--mlip-store=.mlip/provenance.sqlite"),
+                                             ("--mlip-output", "--mlip-output=.mlip"),
+                                             ("--mlip-reference", "--mlip-reference=pyscf")])
+@pytest.mark.parametrize("value", ["", " "])
+def test_an_empty_output_option_is_a_usage_error(run, pytester, option, example, value):
+    """--mlip-report= (an unset $REPORT in CI) was read as "not given": exit 0 and no report, without a word (a
+    held-out case). An empty value is a one-line usage error naming the option and an example, before any run."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    one_line_usage_error(run("--mlip-no-builtin", f"{option}={value}"), f"{option}={value!r} names no", example)
+    assert not (pytester.path / ".mlip").exists()
 
 
 @pytest.mark.parametrize("marker", ["", "my own notes\n", "written by pytest-mlip"])
@@ -871,6 +944,53 @@ def test_a_run_interrupted_before_any_verdict_is_reported_incomplete_and_judged_
 
     result = judge_file(str(pytester.path / "rep"), sample=0, replay=0)
     assert result.ok, [f.line() for f in result.failed]
+
+
+OUTPUTS = ("--mlip-report=rep", "--mlip-summary-md=s.md", "--mlip-baseline=b.json", "--mlip-update-baseline")
+
+
+def test_ctrl_c_while_the_factory_loads_says_so_in_one_line(pytester):
+    """A KeyboardInterrupt out of the model factory ended the run with exit 2 and not a byte of output (a held-out
+    case): one line names the model and says nothing was run; nothing is written that could claim a run.
+    (A subprocess: pytester's in-process run cannot take a KeyboardInterrupt before the session starts.)"""
+    pytester.makepyfile(kbint="def factory():\n    raise KeyboardInterrupt\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    res = pytester.runpytest_subprocess("--mlip=kbint:factory", "--mlip-committee=none", "--mlip-no-builtin",
+                                        "-p", "no:cacheprovider", *OUTPUTS)
+    assert res.ret == pytest.ExitCode.INTERRUPTED
+    err = [ln for ln in res.stderr.str().splitlines() if ln.strip()]
+    assert len(err) == 1 and "interrupted (Ctrl-C) while loading model 'kbint:factory'" in err[0], err
+    assert "nothing was run" in err[0] and "--mlip-report, --mlip-summary-md, --mlip-update-baseline" in err[0]
+    left = [p for p in ("rep", "s.md", "b.json", ".mlip") if (pytester.path / p).exists()]
+    assert not left, left
+
+
+def test_sigint_while_a_slow_factory_loads_says_so_in_one_line(pytester):
+    """The same with a real Ctrl-C (SIGINT) while a slow factory loads."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    pytester.makepyfile(slowload="import pathlib, time\nfrom ase.calculators.emt import EMT\n\n"
+                                 "def factory():\n"
+                                 "    pathlib.Path('loading').touch()\n"
+                                 "    time.sleep(60)\n"
+                                 "    return EMT()\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pytester.path), str(ROOT)]))
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "--mlip=slowload:factory", "--mlip-committee=none",
+                             "--mlip-no-builtin", "-p", "no:cacheprovider", *OUTPUTS[:2]],
+                            cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not (pytester.path / "loading").exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, (out, err)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "while loading model 'slowload:factory'; nothing was run" in lines[0], (out, err)
+    assert not (pytester.path / "rep").exists() and not (pytester.path / "s.md").exists()
 
 
 def test_a_second_ctrl_c_while_the_interrupted_run_writes_its_report_is_held(pytester):

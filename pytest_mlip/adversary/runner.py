@@ -81,7 +81,9 @@ def _safe(name: str) -> str:
 def skip_reason(check, settings, info, recheck_guaranteed: bool) -> str | None:
     """The sampled check's own reasons to skip a contract on a model apply to the adversary too."""
     if check.guaranteed_for_conservative and info.conservative and not recheck_guaranteed:
-        return f"guaranteed by construction: {info.name} computes forces as -dE/dx by autograd"
+        from ..laws.base import conservative_forces
+
+        return f"guaranteed by construction: {conservative_forces(info)}"
     if check.needs_stress and "stress" not in info.implemented_properties:
         return f"stress not implemented by {info.name}"
     return check.applicable(settings, info)

@@ -120,10 +120,10 @@ def _resolve_store_path(config, state) -> Path:
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
-    from ..plugin import STATE_KEY
+    from ..plugin import STATE_KEY, runs_nothing
 
     state = config.stash.get(STATE_KEY, None)
-    if state is None or config.getoption("mlip_contracts", False):  # --mlip-contracts lists, runs nothing
+    if state is None or runs_nothing(config):  # --mlip-contracts lists, --collect-only collects: nothing runs
         return
     from .artifact import code_version
     from .store import Store

@@ -40,6 +40,18 @@ def _num(x):
 
 def load_baseline(path) -> dict[tuple[str, str], dict]:
     """Entries by (model, contract); a one-line error naming the fix when the file is missing or broken."""
+    return read_baseline(path)[0]
+
+
+def recorded_targets(entries: dict, target: str | None) -> set[str]:
+    """The target model(s) a baseline was recorded for: the models of its target entries (as verdicts name them,
+    what the gate matches on), else the ``target`` the file records (a baseline with no target entry)."""
+    names = {e["model"] for e in entries.values() if e.get("role", "target") == "target"}
+    return names or ({target} if target else set())
+
+
+def read_baseline(path) -> tuple[dict[tuple[str, str], dict], str | None]:
+    """:func:`load_baseline`, with the target the file records (None when it records none)."""
     path = Path(path)
     fix = f"regenerate it with pytest --mlip=MODEL --mlip-baseline={path} --mlip-update-baseline"
     if path.is_dir():
@@ -73,7 +85,8 @@ def load_baseline(path) -> dict[tuple[str, str], dict]:
             out[(entry["model"], entry["contract"])] = entry
     except (KeyError, TypeError, ValueError) as exc:
         raise BaselineError(f"baseline file {path} has a malformed entry ({exc}); {fix}") from None
-    return out
+    target = data.get("target")
+    return out, (str(target) if target not in (None, "") else None)
 
 
 def kept_entries(old: dict, verdicts: list[dict], partial) -> list[dict]:

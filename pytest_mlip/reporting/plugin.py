@@ -83,10 +83,10 @@ class ReportingRun:
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
-    from ..plugin import STATE_KEY
+    from ..plugin import STATE_KEY, runs_nothing
 
     state = config.stash.get(STATE_KEY, None)
-    if state is None or config.getoption("mlip_contracts", False):  # --mlip-contracts lists, runs nothing
+    if state is None or runs_nothing(config):  # --mlip-contracts lists, --collect-only collects: nothing runs
         return
     rep = ReportingRun(config, state)
     try:
@@ -125,7 +125,7 @@ def _trap_sigterm(config):
 
 
 def _configure_gate(config, rep):
-    from .gate import BaselineError, load_baseline
+    from .gate import BaselineError, read_baseline
 
     raw = config.getoption("mlip_baseline")
     rep.update_baseline = config.getoption("mlip_update_baseline")
@@ -139,10 +139,12 @@ def _configure_gate(config, rep):
     if rep.update_baseline:
         if rep.baseline_path.exists():
             try:
-                rep.baseline = load_baseline(rep.baseline_path)
+                rep.baseline, target = read_baseline(rep.baseline_path)
             except BaselineError as exc:  # never overwrite a file that is not ours
                 raise MlipError(f"--mlip-update-baseline refuses to overwrite {rep.baseline_path}: "
                                 f"{str(exc).split(';')[0]}; pass a new file name with --mlip-baseline=FILE") from None
+            if _other_target(rep.state.target, rep.baseline, target):
+                rep.baseline = {}  # recorded anew for this target: nothing of the other target's entries is kept
         else:
             rep.baseline = {}
         from .report import writable_dir_error
@@ -151,7 +153,29 @@ def _configure_gate(config, rep):
         if err:
             raise MlipError(err.replace("=DIR", "=FILE in a writable folder"))
     else:
-        rep.baseline = load_baseline(rep.baseline_path)
+        rep.baseline, target = read_baseline(rep.baseline_path)
+        other = _other_target(rep.state.target, rep.baseline, target)
+        if other:
+            raise MlipError(f"--mlip-baseline={raw} was recorded for the target {other}, and this run's target is "
+                            f"{rep.state.target!r}: none of its entries would match, and the gate would pass "
+                            f"whatever {rep.state.target} does; pass the baseline file recorded for "
+                            f"{rep.state.target}, or record one with --mlip-baseline=FILE --mlip-update-baseline")
+
+
+def _other_target(target: str, baseline: dict, recorded: str | None) -> str | None:
+    """The target(s) a baseline was recorded for, as text, when this run's target is not among them (else None):
+    compared as the verdicts name models (``EMT`` and ``emt`` are one model; so are two weights files of one
+    registered model: gating new weights against the old ones is what a baseline is for)."""
+    from ..models.registry import resolve
+    from .gate import recorded_targets
+
+    names = recorded_targets(baseline, recorded)
+    if not names:
+        return None
+    mine = {target.strip().lower(), resolve(target).name.lower()}
+    if mine & {n.lower() for n in names}:
+        return None
+    return " and ".join(repr(n) for n in sorted(names))
 
 
 def _configure_outputs(config, rep):

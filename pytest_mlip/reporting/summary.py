@@ -38,7 +38,7 @@ def summary_markdown(entries: list[tuple[dict, dict]], prov) -> str:
                  f"committee: {', '.join(f'`{m}`' for m in prov.state.committee) or 'none'}.")
     if getattr(prov.state, "skip_guaranteed", False):
         lines.append("Opt-out: `--mlip-skip-guaranteed`: energy-force consistency and Jacobian symmetry were not "
-                     "measured on autograd models.")
+                     "measured on models that declare conservative forces.")
     kinds = {(c.model, c.contract): c for c in (gate.changes if gate else [])}
     rows = [v for v in verdicts if is_gating(v) or (v["model"], v["contract"]) in kinds]
     if rows:
