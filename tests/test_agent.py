@@ -323,3 +323,58 @@ def test_evidence_from_an_older_code_version_is_judged_against_its_own_run(tmp_p
     value = st.get(run["artifact"]).value
     assert value["evidence_runs"] and all(v == "0.0.1+older" for v in value["evidence_runs"].values())
     st.close()
+
+
+def test_a_second_run_into_the_same_folder_is_judged(tmp_path, pytester, capsys):
+    """The same command twice into one output folder (memory appended, earlier run kept): the second run reuses
+    model calls the first run stored (a call with the same content id keeps the first run's row) without citing
+    that run. Its run artifact names the earlier run with its code version (sealed under its root), so the judge
+    approves the folder against the root the second run printed, and still holds each reused artifact to that
+    run's own version."""
+    import dataclasses
+    import re
+
+    from pytest_mlip.provenance.store import Store
+    from pytest_mlip.reporting.judge import Judge, judge_file
+    from pytest_mlip.reporting.judge_agent import verify_closure
+
+    (pytester.path / "mlip_small_wall.toml").write_text(Path(SUITE).read_text())
+    res = pytester.runpytest_inprocess(f"--mlip={NI_WALL}", f"--mlip-committee={CLEAN}", "--mlip-no-builtin",
+                                       "mlip_small_wall.toml", "-p", "no:cacheprovider")
+    assert res.ret == 1
+    out = tmp_path / "out"
+    command = ["--mlip", NI_WALL, "--mlip-committee", CLEAN, "--suite", SUITE, "--mlip-store",
+               str(pytester.path / ".mlip" / "provenance.sqlite"), "--output", str(out), "--tests-dir", "none",
+               "--hypotheses", "1"]
+    roots, runs = [], []
+    for _ in range(2):
+        capsys.readouterr()
+        assert detect(*command) == 0
+        roots.append(re.search(r"mlip root: ([0-9a-f]{64})", capsys.readouterr().out).group(1))
+        runs.append(json.loads((out / "run.json").read_text())["run"])
+    assert runs[0] != runs[1] and (out / "runs" / f"{runs[0]}.json").is_file()
+    st = Store(out / "provenance.sqlite", readonly=True)
+    try:
+        run = st.run(runs[1])
+        reached = dict(st.runs_of(st.closure([run["artifact"]])))
+        assert runs[0] in reached  # the second run reaches artifacts the first one stored
+        assert st.get(run["artifact"]).value["evidence_runs"][runs[0]] == reached[runs[0]]
+    finally:
+        st.close()
+    result = judge_file(out, root=roots[1], sample=2, seed=0)
+    assert result.ok, "\n".join(f.line() for f in result.failed)
+    assert any(f.where == "escalations" and f.ok for f in result.findings)
+    # a run artifact that names the earlier run with another code version, or not at all, is refused
+    st = Store(out / "provenance.sqlite", readonly=True)
+    try:
+        for named, needle in [({runs[0]: "0.0.1+other"}, "its run used 0.0.1+other"),
+                              ({}, f"recorded by run {runs[0]}, which this run's artifact does not name")]:
+            judge = Judge(st, runs[1])
+            value = {**judge.run_art.value, "evidence_runs": {**judge.run_art.value["evidence_runs"], **named}}
+            if not named:
+                del value["evidence_runs"][runs[0]]
+            judge.run_art = dataclasses.replace(judge.run_art, value=value)
+            bad = [f for f in verify_closure(judge) if not f.ok]
+            assert bad and all(needle in f.reasons[0] for f in bad), [f.line() for f in bad[:3]]
+    finally:
+        st.close()

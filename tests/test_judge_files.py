@@ -172,3 +172,25 @@ def test_a_run_without_a_sealed_file_list_is_refused(run_dir, tmp_path):
     record = load_record((out / "detective.json").read_text())
     found = check_files(record, {"texts": {}}, out)
     assert not found[0].ok and "run pytest-mlip detect again" in found[0].reasons[0]
+
+
+def test_render_takes_a_report_file_as_its_help_says(run_dir, tmp_path, capsys):
+    """`pytest-mlip render` given an escalation's report.md (or its record, or the index's report.md) renders the
+    folder the file lies in, and the judge still approves it; a file that is not a report file is a one-line usage
+    error naming what to pass (exit 2), never a traceback."""
+    from pytest_mlip.cli import main
+
+    out = copy(run_dir[0], tmp_path)
+    esc = sorted((out / "escalations").iterdir())[0]
+    before = (esc / "report.md").read_text()
+    for path in (esc / "report.md", esc / "escalation.json", out / "report.md", out / "detective.json", esc):
+        capsys.readouterr()
+        assert main(["render", str(path)]) == 0, capsys.readouterr().err
+        folder = path if path.is_dir() else path.parent
+        assert capsys.readouterr().out.strip() == f"render: wrote {folder / 'report.md'}"
+    assert (esc / "report.md").read_text() == before
+    r = judge_file(out, root=run_dir[1], sample=0)
+    assert r.ok, failed(r)
+    assert main(["render", str(esc / "reproduce.py")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is not a report file; pass the report folder" in err[0], err

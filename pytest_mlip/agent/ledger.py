@@ -231,16 +231,18 @@ class AgentLedger:
                required_by_hypothesis: dict[str, list[str]] | None = None) -> str:
         """The run artifact citing everything the reports cite; closes the run in the store.
 
-        It names the earlier runs whose artifacts the reports cite as evidence, with the code version
-        each recorded them with (the judge holds such an artifact to its own run, not to this one), and
+        It names the earlier runs whose artifacts the reports reach, with the code version each recorded
+        them with (the judge holds such an artifact to its own run, not to this one): the evidence the
+        reports cite, and what this run reused from an earlier run in the same store (a model call or a
+        number with the same content id keeps the row, and the run, that first stored it). It also names
         the claims each escalation report must make (those of its hypothesis)."""
         from ..provenance.platform import fingerprint
 
         parents = [a for a in dict.fromkeys(self.cited) if a]
         evidence_runs = {}
-        for art in self.store.get_many(parents).values():
-            if art.run and art.run != self.run_id:
-                evidence_runs[art.run] = art.code_version
+        for run, version in self.store.runs_of(self.store.closure(parents)):
+            if run and run != self.run_id:
+                evidence_runs.setdefault(run, version)
         art = Artifact(kind="run", value={"target": self.target, "committee": list(self.committee),
                                           "verdicts": sum(1 for a in parents if self.kinds.get(a) == "verdict"),
                                           "required": sorted(set(required)), "texts": texts or {},

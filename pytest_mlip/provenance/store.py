@@ -294,6 +294,17 @@ class Store:
                     frontier.append(p)
         return seen
 
+    def runs_of(self, ids: Iterable[str]) -> list[tuple[str | None, str]]:
+        """The distinct (run, code version) pairs the artifacts ``ids`` were stored with, sorted."""
+        ids = list(dict.fromkeys(ids))
+        out = set()
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            out.update(self.db.execute(f"SELECT DISTINCT run, code_version FROM artifacts WHERE id IN ({marks})",
+                                       chunk).fetchall())
+        return sorted(out, key=lambda x: (x[0] or "", x[1]))
+
     def run(self, run_id: str) -> dict | None:
         row = self.db.execute("SELECT id, started, finished, code_version, target, committee, models, argv, store, "
                               "artifact FROM runs WHERE id=?", (run_id,)).fetchone()

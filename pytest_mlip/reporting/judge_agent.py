@@ -233,8 +233,12 @@ def verify_closure(judge: Judge) -> list[Finding]:
         a = judge.get(aid)
         problems = judge.verify(aid) if a is not None else ["missing"]
         if a is not None and not problems:
-            want = evidence.get(a.run) if a.run and a.run != judge.run["id"] else judge.run["code_version"]
-            if a.code_version != want:
+            other = bool(a.run) and a.run != judge.run["id"]
+            want = evidence.get(a.run) if other else judge.run["code_version"]
+            if other and a.run not in evidence:
+                problems = [f"recorded by run {a.run}, which this run's artifact does not name (with its code "
+                            "version) as an earlier run it draws on"]
+            elif a.code_version != want:
                 problems = [f"recorded by code version {a.code_version}, its run used {want}"]
             elif a.model is not None and a.run in (None, judge.run["id"]):
                 m = judge.models.get(a.model.name)

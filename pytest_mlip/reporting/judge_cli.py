@@ -43,7 +43,8 @@ def add_parser(subparsers):
                        "report's report.md from its record (after adding notes)",
         description="Validate the notes of DIR/report.json and write report.md and report.html from it with the "
                     "fixed renderer. Figures are redrawn from report.json.")
-    r.add_argument("folder", help="the report folder")
+    r.add_argument("folder", help="the report folder, or a file in it: report.md, report.html, report.json (a "
+                                  "detective report: report.md or its record, escalation.json or detective.json)")
     r.set_defaults(func=render)
     return p
 
@@ -79,13 +80,22 @@ def render(args) -> int:
     from .judge_agent import record_path
     from .report import rerender
 
+    from ..agent.record import ESCALATION_FILE, INDEX_FILE
+    from ..errors import MlipError
+
     folder = Path(args.folder)
+    if folder.is_file() or folder.is_symlink():
+        # the file names its report: render the folder it lies in
+        if folder.name not in ("report.md", "report.html", "report.json", ESCALATION_FILE, INDEX_FILE):
+            raise MlipError(f"{args.folder} is not a report file; pass the report folder (or its report.md, "
+                            f"report.json, {ESCALATION_FILE} or {INDEX_FILE})")
+        folder = folder.parent
     if not (folder / "report.json").is_file() and record_path(folder) is not None:
         from ..agent.render import rerender_record
 
         paths = rerender_record(folder)
     else:
-        paths = rerender(args.folder)
+        paths = rerender(folder)
     for path in paths:
         print(f"render: wrote {path}")
     return 0
