@@ -12,8 +12,8 @@ from pytest_mlip.contracts.files import parse_contracts
 from pytest_mlip.testing import run_contract
 
 MODELS = ['sevennet-0', 'chgnet-0.3.0', 'diep']
-PROTOCOL = Path(__file__).with_name('mlip_sevennet-0-adsorption-sign-h2.toml')
-TABLES = None
+PROTOCOL = None
+TABLES = [{"name": "h2-adsorption-sign-thicker", "check": "adsorption_sign", "hard": true, "basis": "exact", "description": "scope (narrowed): the failing cells on a thicker slab of H2", "metals": ["Ni"], "adsorbates": ["OH"], "sites": ["ontop", "bridge", "hollow"], "size": [2, 2, 4], "free_layers": 2, "fmax": 0.1, "steps": 200, "tolerance": {"E_rel": 0.05, "unbound": 0.5, "not_converged": 0.5}, "relax_sites": 3}]
 
 
 def protocols():
