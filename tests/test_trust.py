@@ -50,6 +50,23 @@ def contracts(pytester, **files):
         p.write_text(text)
 
 
+def spawn_until(pytester, model: str, marker: str, *args, stderr):
+    """``pytest --mlip=MODEL`` in a subprocess (a signal must reach a real process), returned once the model has
+    touched ``marker`` (it is loading or computing), or after two minutes."""
+    import os
+    import subprocess
+    import time
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pytester.path), str(ROOT)]))
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", f"--mlip={model}", "--mlip-committee=none",
+                             "--mlip-no-builtin", "-p", "no:cacheprovider", *args],
+                            cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True)
+    deadline = time.time() + 120
+    while not (pytester.path / marker).exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    return proc
+
+
 def one_line_usage_error(res, *needles):
     assert res.ret == pytest.ExitCode.USAGE_ERROR, res.stdout.str()[-2000:]
     err = [ln for ln in res.stderr.str().strip().splitlines() if ln.strip()]
@@ -967,10 +984,8 @@ def test_ctrl_c_while_the_factory_loads_says_so_in_one_line(pytester):
 
 def test_sigint_while_a_slow_factory_loads_says_so_in_one_line(pytester):
     """The same with a real Ctrl-C (SIGINT) while a slow factory loads."""
-    import os
     import signal
     import subprocess
-    import time
 
     pytester.makepyfile(slowload="import pathlib, time\nfrom ase.calculators.emt import EMT\n\n"
                                  "def factory():\n"
@@ -978,13 +993,7 @@ def test_sigint_while_a_slow_factory_loads_says_so_in_one_line(pytester):
                                  "    time.sleep(60)\n"
                                  "    return EMT()\n")
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pytester.path), str(ROOT)]))
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", "--mlip=slowload:factory", "--mlip-committee=none",
-                             "--mlip-no-builtin", "-p", "no:cacheprovider", *OUTPUTS[:2]],
-                            cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while not (pytester.path / "loading").exists() and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.1)
+    proc = spawn_until(pytester, "slowload:factory", "loading", *OUTPUTS[:2], stderr=subprocess.PIPE)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, (out, err)
@@ -996,10 +1005,8 @@ def test_sigint_while_a_slow_factory_loads_says_so_in_one_line(pytester):
 def test_a_second_ctrl_c_while_the_interrupted_run_writes_its_report_is_held(pytester):
     """An impatient user presses Ctrl-C twice: the second one used to end in a 255-line traceback from inside
     pytest while the incomplete report was being written (a held-out case). It is held, with one line."""
-    import os
     import signal
     import subprocess
-    import sys
     import time
 
     pytester.makepyfile(slowmodel="import pathlib, time\nfrom ase.calculators.emt import EMT\n\n"
@@ -1011,13 +1018,7 @@ def test_a_second_ctrl_c_while_the_interrupted_run_writes_its_report_is_held(pyt
                                   "def factory():\n"
                                   "    return Slow()\n")
     contracts(pytester, **{"contracts/mlip_small.toml": SMALL.format(name="small")})
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pytester.path), str(ROOT)]))
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", "--mlip=slowmodel:factory", "--mlip-committee=none",
-                             "--mlip-no-builtin", "-p", "no:cacheprovider", "--mlip-report=rep"],
-                            cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.time() + 120
-    while not (pytester.path / "started").exists() and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.1)
+    proc = spawn_until(pytester, "slowmodel:factory", "started", "--mlip-report=rep", stderr=subprocess.STDOUT)
     proc.send_signal(signal.SIGINT)
     time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
