@@ -5,6 +5,7 @@ Each case runs the plugin in-process on the clean Morse reference or a garbage c
 """
 
 import json
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -252,6 +253,33 @@ def test_a_name_two_xdist_workers_each_give_makes_the_run_incomplete(pytester, m
     assert "verdict names given by two tests" in out and "test_y[" in out and "test_a.py::test_y" in out \
         and "test_b.py::test_y" in out, out[-3000:]
     assert "INCOMPLETE" in (pytester.path / "s.md").read_text()
+
+
+def test_a_worker_killed_mid_run_puts_the_incomplete_banner_in_every_output(pytester, monkeypatch):
+    """xdist replaces a worker killed with SIGKILL and the run goes on: the terminal said INCOMPLETE but report.md
+    and report.html had no banner and the summary's headline read 'all hard contracts pass' (a held-out case)."""
+    pytest.importorskip("xdist")
+    pytester.makepyfile(killer="import os, pathlib, signal\nfrom ase.calculators.emt import EMT\n\n"
+                               "class Killer(EMT):\n"
+                               "    def calculate(self, *a, **k):\n"
+                               "        flag = pathlib.Path(os.environ['KILL_FLAG'])\n"
+                               "        if os.environ.get('PYTEST_XDIST_WORKER') and not flag.exists():\n"
+                               "            flag.touch()\n"
+                               "            os.kill(os.getpid(), signal.SIGKILL)\n"
+                               "        super().calculate(*a, **k)\n\n"
+                               "def factory():\n    return Killer()\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x") + SMALL.format(name="y").replace(
+        "NH3", "H2O")})
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(pytester.path), str(ROOT)]))
+    monkeypatch.setenv("KILL_FLAG", str(pytester.path / "killed"))
+    res = pytester.run(sys.executable, "-m", "pytest", "--mlip=killer:factory", "--mlip-committee=none",
+                       "-p", "no:cacheprovider", "--mlip-no-builtin", "-n", "2", "--mlip-report=rep",
+                       "--mlip-summary-md=s.md", timeout=600)
+    assert (pytester.path / "killed").exists() and res.ret != 0, res.stdout.str()[-3000:]
+    for page in ("rep/report.md", "rep/report.html"):
+        text = (pytester.path / page).read_text()
+        assert "INCOMPLETE run" in text and "worker(s) died" in text, page
+    assert (pytester.path / "s.md").read_text().lstrip("# ").find("INCOMPLETE") < 40
 
 
 def test_missing_mlip_paths_folder_is_a_usage_error(run, pytester):

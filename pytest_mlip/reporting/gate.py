@@ -203,7 +203,8 @@ class GateResult:
 
     @property
     def complete(self) -> bool:
-        return not (self.incomplete.get("count") or self.incomplete.get("interrupted"))
+        return not (self.incomplete.get("count") or self.incomplete.get("interrupted")
+                    or self.incomplete.get("dead_workers"))
 
     @property
     def passed(self) -> bool:

@@ -208,7 +208,7 @@ def _empty_incomplete_run(a) -> bool:
     value = a.value if isinstance(a.value, dict) else {}
     inc = value.get("incomplete") or {}
     return (a.kind == "run" and value.get("verdicts") == 0 and not value.get("order") and not value.get("required")
-            and isinstance(inc, dict) and bool(inc.get("fails_run")) and bool(inc.get("count") or inc.get("interrupted")))
+            and isinstance(inc, dict) and bool(inc.get("fails_run")) and bool(inc.get("count") or inc.get("interrupted") or inc.get("dead_workers")))
 
 
 def _same(x, y) -> bool:

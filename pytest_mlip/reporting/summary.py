@@ -23,7 +23,7 @@ def summary_markdown(entries: list[tuple[dict, dict]], prov) -> str:
     else:
         head = "all hard contracts pass" if not failing else f"{len(failing)} hard contract(s) fail"
     inc = getattr(prov, "incomplete", None) or {}
-    if inc.get("count") or inc.get("interrupted"):
+    if inc.get("count") or inc.get("interrupted") or inc.get("dead_workers"):
         head = "INCOMPLETE run; " + (head if gate is not None or failing else "no hard contract failed among those "
                                      "that finished")
         banner = incomplete_lines(inc)
