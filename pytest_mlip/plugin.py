@@ -383,6 +383,22 @@ def _contract_files(config) -> tuple[list[Path], list[Path]]:
     return list(dict.fromkeys(files)), list(dict.fromkeys(near))
 
 
+def _refuse_code_in_the_agent_zone(config):
+    """generated_tests/ holds data the agent's validator reads (protocol files); Python there (a conftest.py, a
+    test module) would run code no validator has read, and a conftest can turn a failed run into a passed one."""
+    base = Path(config.invocation_params.dir)
+    zones = [Path(config.rootpath) / "generated_tests"]
+    for arg in config.args:
+        p = Path(arg.split("::")[0])
+        p = p if p.is_absolute() else base / p
+        zones += [q for q in [p, *p.parents] if q.name == "generated_tests"]
+    for zone in dict.fromkeys(z for z in zones if z.is_dir()):
+        code = sorted(f for f in zone.rglob("*.py") if "__pycache__" not in f.parts)
+        if code:
+            raise MlipError(f"{code[0]} is Python in generated_tests/, the agent's zone, which holds protocol files "
+                            "(mlip_*.toml) only: no validator reads code there; move it to tests/ or delete it")
+
+
 def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str, bool]:
     """Validate every contract file the run will collect, before any model call (a usage error on the first bad
     one); contract names must be unique across files; files under generated_tests/ pass the agent's validator."""
@@ -396,6 +412,7 @@ def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str,
         if not Path(folder).is_dir():
             raise MlipError(f"the mlip_paths ini option names {folder}, which is not a folder; create it or remove "
                             "it from mlip_paths")
+    _refuse_code_in_the_agent_zone(config)
     files, near = _contract_files(config)
     seen: dict[str, Path] = {}
     index: dict[str, bool] = {}

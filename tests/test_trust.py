@@ -315,6 +315,15 @@ def test_generated_tests_pass_the_agent_validator(run, pytester):
                          "tighter than the calibrated default")
 
 
+@pytest.mark.parametrize("name, args", [("conftest.py", ("generated_tests",)), ("test_evil.py", ("generated_tests",)),
+                                        ("conftest.py", ())])
+def test_python_in_generated_tests_is_refused(run, pytester, name, args):
+    """A conftest.py there turned a NaN model's failed run into exit 0; a test module ran unvalidated (held-out
+    cases). generated_tests/ is data only."""
+    contracts(pytester, **{f"generated_tests/{name}": "def test_x():\n    pass\n"})
+    one_line_usage_error(run("--mlip-no-builtin", *args), name, "agent's zone", "move it to tests/")
+
+
 def test_factory_that_raises_and_bad_environment(run, pytester, monkeypatch):
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x"),
                            "myfactory.py": "def make():\n    raise RuntimeError('no weights at /x')\n"})
