@@ -345,7 +345,7 @@ def _load_factory(spec: str):
 #: folders never searched for contract files
 SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "site-packages", ".mlip", ".tox"}
 #: a name that almost matches CONTRACT_GLOB: a TOML-ish extension anywhere (mlip_x.toml.txt, mlip_x.TOML, .tml)
-NEAR_MISS = re.compile(r"(?i)\.(toml|tml|tom)(\.|~|$)")
+NEAR_MISS = re.compile(r"(?i)\.(t[o0]m[l1i]?|tml|t[o0]ml)(\.|~|$)")  # .toml and its typos (.tom1, .t0ml, .tml)
 #: folders where any TOML-ish file is taken for a misnamed contract file
 CONTRACT_FOLDERS = ("contracts", "generated_tests")
 
@@ -445,8 +445,8 @@ def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str,
 
 def _stem(name: str) -> str:
     """The contract name inside a near-miss file name: mlip-x.toml.txt, MLIP_x.TOML, mlipx.toml -> x."""
-    base = re.split(r"(?i)\.(toml|tml|tom)(\.|~|$)", name)[0]
-    return re.sub(r"(?i)^mlip[-_ ]?", "", base) or "name"
+    base = NEAR_MISS.split(name)[0]
+    return re.sub(r"(?i)^\s*mlip[-_ ]?", "", base).strip() or "name"
 
 
 def _agent_zone(path: Path, validator):

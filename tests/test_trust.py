@@ -574,7 +574,7 @@ def test_deselected_hard_contracts_fail_the_run_unless_partial(run, pytester):
 
 
 @pytest.mark.parametrize("name", ["mlip_x.toml.txt", "mlip-x.toml", "MLIP_x.toml", "mlip_x.TOML", "mlipx.toml",
-                                  "mlip_x.tml", "Mlip_x.toml~"])
+                                  "mlip_x.tml", "Mlip_x.toml~", "mlip_x.tom1", "mlip_x.t0ml"])
 @pytest.mark.parametrize("folder", ["contracts", "generated_tests", "physics"])
 def test_every_near_miss_name_warns(run, pytester, name, folder):
     contracts(pytester, **{"contracts/mlip_ok.toml": SMALL.format(name="ok"), f"{folder}/{name}": SMALL.format(
