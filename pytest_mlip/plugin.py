@@ -50,7 +50,8 @@ def pytest_addoption(parser):
                     help="list the collected contracts (law, hard/soft, tolerance, file) and exit")
     # at most 1e8 s (three years: "no limit" in practice): the watchdog's timer takes 2 x SECONDS + 5 and Python's
     # timers overflow near 9.2e9 s
-    add_number_option(group, "--mlip-timeout", Number("a number of seconds", "600", integer=False, strict=True,
+    # at least 0.1 s: below it the timer fires before any model can answer, and every call reads as the model's
+    add_number_option(group, "--mlip-timeout", Number("a number of seconds", "600", integer=False, minimum=0.1,
                                                       maximum=1e8), default=None,
                       metavar="SECONDS",
                       help="seconds one model call may take; a call past it is an error verdict naming the call "

@@ -106,6 +106,7 @@ def test_a_structure_file_with_atoms_on_top_of_each_other_is_a_usage_error(run, 
      ["periodic along cell vector 1", "zero"]),
     ('2\nLattice="0.05 0 0 0 8 0 0 0 8" Properties=species:S:1:pos:R:3 pbc="T T T"\nCu 0 0 0\nCu 0 2.5 0\n',
      ["lattice translation 0.05 A", "its own periodic image"]),
+    ("2\n\nCu 0 0 0\nX 2.5 0 0\n", ["atom 1 of atomic number 0", "dummy symbol X"]),
 ])
 def test_a_structure_file_the_model_cannot_be_blamed_for_is_a_usage_error(run, pytester, xyz, needles):
     """Non-finite coordinates, a periodic direction without a cell vector, atoms on their own image: each reached
@@ -628,7 +629,7 @@ def test_ini_flags_are_strict_booleans(run, pytester):
                                     "--mlip-reference-budget=nan", "--mlip-adversary-seed=-1",
                                     "--mlip-adversary-budget=-3", "--mlip-adversary-budget=abc",
                                     "--mlip-adversary-seed=1.5", "--mlip-timeout=0", "--mlip-timeout=1e999",
-                                    "--mlip-timeout=1e10"])
+                                    "--mlip-timeout=1e10", "--mlip-timeout=1e-9"])
 def test_numeric_options_are_one_line_usage_errors_naming_an_example(run, pytester, option):
     """Each numeric option is text checked by pytest_mlip.numbers (not argparse's type=, whose error is four lines
     with a usage block): one line naming the option, what it must be and an example value."""

@@ -211,6 +211,10 @@ def _file_geometry_problem(atoms) -> str | None:
 
     import numpy as np
 
+    if (atoms.numbers == 0).any():
+        i = int(np.argmax(atoms.numbers == 0))
+        return (f"holds atom {i} of atomic number 0 (the dummy symbol X), which no model knows; give every atom a "
+                "chemical element")
     pos = atoms.get_positions()
     if not np.isfinite(pos).all():
         i = int(np.argwhere(~np.isfinite(pos))[0][0])
