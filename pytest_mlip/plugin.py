@@ -327,10 +327,23 @@ def _check_output_paths(config):
 
 
 def _load_factory(spec: str):
-    """A ``module:function`` model is the user's code: load it now, so its mistakes are usage errors."""
+    """A ``module:function`` model is the user's code, a model file the user's file: load it now, so their
+    mistakes are usage errors."""
     from .models.registry import load, resolve
 
-    if resolve(spec).info.family != "factory":
+    entry = resolve(spec)
+    if entry.weights and Path(entry.weights).is_file():
+        try:
+            load(spec, probe=False)
+        except (MlipError, KeyboardInterrupt):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a file that does not load is the file's fault, not a verdict
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            raise MlipError(f"cannot load the model file {entry.weights} ({type(exc).__name__}: {first[:200]}); "
+                            f"is it a complete {entry.info.family} model file? (a download cut short: fetch it "
+                            "again; --mlip-debug shows the traceback)") from exc
+        return
+    if entry.info.family != "factory":
         return
     try:
         load(spec, probe=False)  # no model call yet: the contract files and options are checked first

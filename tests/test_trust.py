@@ -325,6 +325,15 @@ def test_python_in_generated_tests_is_refused(run, pytester, name, args):
     one_line_usage_error(run("--mlip-no-builtin", *args), name, "agent's zone", "move it to tests/")
 
 
+def test_a_model_file_that_does_not_load_is_a_usage_error(run, pytester):
+    """A corrupt .model file was an item that 'did not finish: UnpicklingError' (exit 1), the file not named."""
+    pytest.importorskip("mace")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    (pytester.path / "garbage.model").write_bytes(bytes(range(256)) * 20)
+    one_line_usage_error(run("--mlip-no-builtin", model="./garbage.model"), "cannot load the model file",
+                         "garbage.model", "fetch it again")
+
+
 def test_factory_that_raises_and_bad_environment(run, pytester, monkeypatch):
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x"),
                            "myfactory.py": "def make():\n    raise RuntimeError('no weights at /x')\n"})
