@@ -30,7 +30,8 @@ session 5: the first held-out run of the detective reports' operators), 5000-599
 held-out-4``, the first with operators on the detective folder's other files: seed 5000 spent in session 7, on
 the fresh runs, tm-wall and the detective example; its three wrong outcomes were operator defects, fixed after:
 a count note that was true, rows padded before their first pipe into the list above them; so the range is
-spent), 6000-6999 the fifth (``--split held-out-5``).
+spent), 6000-6999 the fifth (``--split held-out-5``: seeds 6000-6001 spent in session 8, with the committed
+example and the detective example, 0 of 415 fabrications approved, 0 of 184 rewrites flagged).
 """
 
 from __future__ import annotations
