@@ -18,7 +18,7 @@ def _cpu() -> tuple[str, list[str], str]:
     """The CPU's model (name, family, model, stepping), its float instruction sets, and a hash of all its flags."""
     import hashlib
 
-    name, flags, ident = _platform.processor() or "", set(), []
+    name, flags, ident = "", set(), []
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -35,6 +35,7 @@ def _cpu() -> tuple[str, list[str], str]:
                     flags.update(value.split())
     except OSError:
         pass
+    name = name or _platform.processor()  # /proc/cpuinfo's model name first: processor() is often just "x86_64"
     everything = hashlib.sha256(" ".join(sorted(flags)).encode()).hexdigest()[:16]
     return ", ".join([name] + ident), sorted(flags & set(_FLAGS)), everything
 
