@@ -397,6 +397,28 @@ def _contract_files(config) -> tuple[list[Path], list[Path]]:
     return list(dict.fromkeys(files)), list(dict.fromkeys(near))
 
 
+def near_miss_folders(config) -> list[Path]:
+    """Folders of the project root named almost like a searched folder (``contract/``, ``Contracts/``,
+    ``generated-tests/``) that hold contract files: with no paths given, the run would silently leave them out."""
+    import difflib
+
+    if config.args_source == pytest.Config.ArgsSource.ARGS:  # the user named what to collect
+        return []
+    root = Path(config.rootpath)
+    listed = {Path(p).resolve() for p in config.getini("mlip_paths")}
+    out = []
+    for d in sorted(root.iterdir()):
+        if (not d.is_dir() or d.name in CONTRACT_FOLDERS or d.name in SKIP_DIRS or d.name.startswith(".")
+                or d.resolve() in listed):
+            continue
+        name = d.name.lower().replace("-", "_").replace(" ", "_")
+        if not any(name == f or difflib.SequenceMatcher(None, name, f).ratio() >= 0.8 for f in CONTRACT_FOLDERS):
+            continue
+        if any(f.is_file() and (f.match(CONTRACT_GLOB) or near_miss(f)) for f in d.rglob("*")):
+            out.append(d)
+    return out
+
+
 def _refuse_code_in_the_agent_zone(config):
     """generated_tests/ holds data the agent's validator reads (protocol files); Python there (a conftest.py, a
     test module) would run code no validator has read, and a conftest can turn a failed run into a passed one."""
@@ -450,11 +472,23 @@ def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str,
     state = config.stash.get(STATE_KEY, None)
     if state is not None:
         state.names.update({name: f"contract file {path}" for name, path in seen.items()})
+    for d in near_miss_folders(config):
+        config.issue_config_time_warning(pytest.PytestConfigWarning(
+            f"{d} holds contract files but is not searched: with no paths given, pytest --mlip collects "
+            f"{' and '.join(f + '/' for f in CONTRACT_FOLDERS)} of the project and the mlip_paths ini folders "
+            f"(rename it to {difflib_closest(d.name)}/, add it to mlip_paths, or pass it as a path)"), stacklevel=2)
     for f in near:
         config.issue_config_time_warning(pytest.PytestConfigWarning(
             f"{f} looks like a contract file but is not collected: contract files are named {CONTRACT_GLOB} "
             f"(rename it to mlip_{_stem(f.name)}.toml)"), stacklevel=2)
     return index
+
+
+def difflib_closest(name: str) -> str:
+    import difflib
+
+    return (difflib.get_close_matches(name.lower().replace("-", "_"), CONTRACT_FOLDERS, n=1, cutoff=0.0)
+            or CONTRACT_FOLDERS[:1])[0]
 
 
 def _stem(name: str) -> str:

@@ -29,6 +29,19 @@ def test_born_stability_not_converged_is_a_failed_probe():
     assert obs["label"].startswith("not converged") and v.worst().violations["not_converged"] == 1.0
 
 
+def test_born_stability_a_model_with_no_stiffness_fails():
+    """A tensor of zeros has no negative eigenvalue, but it is not positive definite: 'flat' names it."""
+    from pytest_mlip.structures import Bulk
+
+    cu = [Bulk(name="Cu", crystalstructure="fcc")]
+    bad = run_contract("born-stability", "tests.mutants.garbage:zero", structures=cu)
+    assert bad.status == "fail" and bad.worst().violations["flat"] == 1.0
+    assert bad.worst().observables["label"].startswith("flat") and bad.worst().observables["lambda_max_GPa"] == 0
+    good = run_contract("born-stability", CLEAN, structures=cu)
+    assert good.status == "pass" and good.worst().violations["flat"] == 0.0
+    assert good.worst().observables["lambda_max_GPa"] > 100
+
+
 @pytest.mark.slow  # ~9 s of CPU: two scans and a 17-image CI-NEB per mutant case
 def test_desorption_barrier_bites_and_neb_confirms():
     cases = [{"adsorbate": "CO", "metal": "Cu", "facet": "fcc111", "site": "ontop"},

@@ -1073,3 +1073,37 @@ def test_a_second_ctrl_c_while_the_interrupted_run_writes_its_report_is_held(pyt
     assert proc.returncode != 0
     assert "Traceback (most recent call last)" not in out, out[-3000:]
     assert "INCOMPLETE" in (pytester.path / "rep" / "report.md").read_text()
+
+
+@pytest.mark.parametrize("folder", ["contract", "Contracts", "generated-tests", "Generated_Tests"])
+def test_a_folder_named_almost_like_a_searched_one_warns(run, pytester, folder):
+    """A held-out case: contract/ or Contracts/ was neither collected nor warned about."""
+    contracts(pytester, **{"contracts/mlip_ok.toml": SMALL.format(name="ok"),
+                           f"{folder}/mlip_lost.toml": SMALL.format(name="lost")})
+    res = run("--mlip-no-builtin")
+    out = " ".join(res.stdout.str().split())
+    assert f"{folder} holds contract files but is not searched" in out, out[-1500:]
+    assert "add it to mlip_paths" in out
+    assert "lost" not in [line.split("::")[-1] for line in out.split() if "::" in line]
+
+
+def test_a_run_whose_every_item_skipped_itself_fails(run, pytester):
+    """A held-out case: a user's test that skips itself gave 'no contract verdicts' and exit 0."""
+    (pytester.path / "physics").mkdir()
+    (pytester.path / "physics" / "test_mine.py").write_text(
+        "import pytest\n\ndef test_mine(mlip_model):\n    pytest.skip('not today')\n")
+    pytester.makeini("[pytest]\nmlip_paths = physics\n")
+    res = run("--mlip-no-builtin", "--mlip-report=rep")
+    assert res.ret == 1, res.stdout.str()[-2000:]
+    inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
+    assert inc["fails_run"] and inc["unchecked"][0].startswith("nothing was checked on tests.mutants:clean_morse: "
+                                                               "no verdict, all 1 item(s) skipped (not today)")
+    assert "INCOMPLETE" in (pytester.path / "rep" / "report.md").read_text()
+
+
+def test_a_user_test_that_checks_by_itself_is_not_unchecked(run, pytester):
+    (pytester.path / "physics").mkdir()
+    (pytester.path / "physics" / "test_mine.py").write_text(
+        "def test_mine(mlip_model):\n    assert mlip_model is not None\n")
+    pytester.makeini("[pytest]\nmlip_paths = physics\n")
+    assert run("--mlip-no-builtin").ret == 0

@@ -289,6 +289,10 @@ class _Collector:
         #: (a worker refuses a clash only among its own tests), are a clash: names key the rows and the baseline
         self.owners: dict[tuple[str, str], str] = {}
         self.clashes: list[str] = []
+        #: every item of the run (contract files and the user's tests): node id -> the reason it skipped; and the
+        #: items that ran (a run whose every item skipped and that gave no verdict checked nothing)
+        self.skipped: dict[str, str] = {}
+        self.ran: set[str] = set()
 
     def pytest_runtest_logreport(self, report):
         for key, value in getattr(report, "user_properties", []):
@@ -304,6 +308,11 @@ class _Collector:
                     self.unreported[name] = data["unreported"][0][:240] + (f" (+{more} more)" if more else "")
             if key == "mlip_verdict" and (report.when == "call" or report.skipped):
                 self._own(report.nodeid, json.loads(value))
+        if report.skipped:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr or "")
+            self.skipped.setdefault(report.nodeid, str(reason).removeprefix("Skipped: ").strip() or "skipped")
+        elif report.when == "call" or report.failed:
+            self.ran.add(report.nodeid)
         if _split_nodeid(report.nodeid) is None:
             return
         if report.when == "call" or report.failed or report.skipped:
@@ -350,7 +359,7 @@ class _Collector:
             deselected = []
         determinism = determinism_names(self.nondeterminism)
         unreported = [f"{name}: {msg}" for name, msg in sorted(self.unreported.items())]
-        unchecked = unchecked_target(state.target, verdicts)
+        unchecked = unchecked_target(state.target, verdicts) or self.all_skipped(state.target, verdicts)
         clashes = sorted(set(self.clashes))
         count = (len(errors) + len(crashed) + len(not_run) + len(deselected) + len(determinism) + len(unreported)
                  + len(unchecked) + len(clashes))
@@ -363,6 +372,15 @@ class _Collector:
                 # calls, hard contracts deselected without --mlip-partial
                 "fails_run": bool(errors or crashed or not_run or self.interrupted or self.dead_workers
                                   or determinism or deselected or unreported or unchecked or clashes)}
+
+    def all_skipped(self, target: str, verdicts: list[dict]) -> list[str]:
+        """One line when no verdict was given and every item of the run skipped (a user's test that skips itself,
+        every contract file deselected by its own skip): the run checked nothing, which must not read as a pass."""
+        if verdicts or not self.skipped or self.ran:
+            return []
+        reasons = sorted(set(self.skipped.values()))
+        return [f"nothing was checked on {target}: no verdict, all {len(self.skipped)} item(s) skipped "
+                f"({reasons[0][:200]}" + (f"; +{len(reasons) - 1} other reason(s))" if len(reasons) > 1 else ")")]
 
     def sample_line(self) -> str | None:
         """The cost and outcome of the sampled determinism check, in one line."""

@@ -117,3 +117,18 @@ class Corrupted(Calculator):
 def from_env():
     prop, _, kind = os.environ.get("MLIP_TEST_CORRUPTION", "energy:nan").partition(":")
     return Corrupted(prop, kind, int(os.environ.get("MLIP_TEST_CORRUPTION_MIN_ATOMS", "0")))
+
+
+class Zero(Calculator):
+    """Zero energy, forces and stress everywhere: finite, self-consistent and physically empty (a held-out case:
+    it passed Born stability, whose tensor of zeros has no negative eigenvalue)."""
+
+    implemented_properties = ["energy", "forces", "stress"]
+
+    def calculate(self, atoms=None, properties=("energy",), system_changes=all_changes):
+        super().calculate(atoms, properties, system_changes)
+        self.results = {"energy": 0.0, "forces": np.zeros((len(self.atoms), 3)), "stress": np.zeros(6)}
+
+
+def zero():
+    return Zero()

@@ -24,7 +24,7 @@ class BornStabilitySettings(ContractSettings):
     ion_fmax: float = Field(0.005, gt=0.0, description="ionic relaxation criterion at each strain (eV/A)")
     ion_steps: int = Field(50, ge=1, le=5000, description="step budget of each strained-cell ionic relaxation")
 
-    default_tolerance = {"born": 9.0, "not_converged": 0.5}
+    default_tolerance = {"born": 9.0, "not_converged": 0.5, "flat": 0.5}
 
     @field_validator("strains")
     @classmethod
@@ -83,9 +83,12 @@ class BornStability(Check):
                  "Label-free: only the model's own stresses. System-specific Born conditions are reported.")
     threshold = ("born = max(0, -lambda_min(C)) <= tau (9 GPa = 3x the largest standard error of lambda_min "
                  "from the fit scatter on the shipped float32 models, 3.0 GPa; each verdict reports its own error); "
-                 "not_converged (0/1) <= 0.5. Hard, exact: a crystal known to be stable must be mechanically "
+                 "not_converged (0/1) <= 0.5; flat (0/1) <= 0.5, 1 when even the largest eigenvalue of C is within "
+                 "tau_born of zero (a crystal with no measurable stiffness: every strain leaves the stress unchanged, "
+                 "which no positive-definite tensor does; the smallest lambda_max of these crystals is about 3B of "
+                 "NaCl, ~75 GPa). Hard, exact: a crystal known to be stable must be mechanically "
                  "stable in any model of it; no committee is needed to judge it.")
-    units = {"born": "GPa", "not_converged": "flag"}
+    units = {"born": "GPa", "not_converged": "flag", "flat": "flag"}
     Settings = BornStabilitySettings
     needs_periodic = True
     needs_stress = True
@@ -108,7 +111,8 @@ class BornStability(Check):
                "volume_per_atom": float(atoms.get_volume() / len(atoms))}
         if not rel.converged:
             obs["label"] = f"not converged (cell relaxation: fmax {rel.fmax:.3g} eV/A after {rel.steps} steps)"
-            return Measurement(violations={"born": 0.0, "not_converged": 1.0}, observables=obs, worst_atoms=atoms)
+            return Measurement(violations={"born": 0.0, "not_converged": 1.0, "flat": 0.0}, observables=obs,
+                               worst_atoms=atoms)
 
         c, ion_residual, sigma = self.elastic_tensor(settings, evaluator, atoms)
         ion_ok = ion_residual <= settings.ion_fmax
@@ -119,6 +123,7 @@ class BornStability(Check):
             "C_GPa": [[round(float(x), 3) for x in row] for row in c],
             "eigenvalues_GPa": [float(x) for x in eig],
             "lambda_min_GPa": float(eig[0]),
+            "lambda_max_GPa": float(eig[-1]),
             "lambda_min_error_GPa": lambda_min_error(c, sigma),
             "C_error_GPa": [[round(float(x), 3) for x in row] for row in sigma],
             "born_conditions": {k: float(v) for k, v in conditions.items()},
@@ -133,7 +138,13 @@ class BornStability(Check):
         if not ion_ok:
             obs["label"] = (f"not converged (ionic relaxation of a strained cell: fmax {ion_residual:.3g} eV/A "
                             f"after {settings.ion_steps} steps)")
-        return Measurement(violations={"born": max(0.0, -float(eig[0])), "not_converged": not_conv},
+        # positive definite means every eigenvalue > 0: one within noise of zero is not evidence against it (a
+        # soft crystal), but a tensor whose *largest* eigenvalue is within noise of zero is no stiffness at all
+        flat = 1.0 if float(eig[-1]) <= settings.tolerance.get("born", 9.0) else 0.0
+        if flat:
+            obs["label"] = (f"flat (largest eigenvalue of C {float(eig[-1]):.3g} GPa <= tau_born "
+                            f"{settings.tolerance.get('born', 9.0):g} GPa: no measurable stiffness)")
+        return Measurement(violations={"born": max(0.0, -float(eig[0])), "not_converged": not_conv, "flat": flat},
                            observables=obs, worst_atoms=atoms)
 
     @staticmethod
