@@ -505,7 +505,7 @@ def _agent_zone(path: Path, validator):
 
     from .agent.validator import check_text
 
-    text = path.read_text()
+    text = path.read_text(encoding="utf-8-sig")
     # comments are inert (never read as data): the raw checks read the rest; the tables are checked again as the
     # validator writes them
     errors = check_text("\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")))

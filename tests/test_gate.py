@@ -128,6 +128,13 @@ def test_junit_carries_violation_tolerance_and_artifact(pytester, baseline, tmp_
     ("{not json", "not valid JSON"),
     ('{"format": "something-else"}', "not a pytest-mlip baseline"),
     ('{"format": "pytest-mlip-baseline", "version": 1, "entries": [{"model": "x"}]}', "malformed entry"),
+    # hand edits a held-out attacker tried: v/tau is a non-negative number
+    ('{"format": "pytest-mlip-baseline", "version": 1, "entries": [{"model": "x", "contract": "c", "status": '
+     '"pass", "max_normalized": NaN}]}', "must be >= 0"),
+    ('{"format": "pytest-mlip-baseline", "version": 1, "entries": [{"model": "x", "contract": "c", "status": '
+     '"fail", "max_normalized": -3}]}', "must be >= 0"),
+    ('{"format": "pytest-mlip-baseline", "version": 1, "entries": [{"model": "x", "contract": "c", "status": '
+     '"fail", "max_normalized": true}]}', "must be a number"),
 ])
 def test_bad_baseline_is_a_one_line_error(pytester, tmp_path, content, words):
     path = tmp_path / "baseline.json"

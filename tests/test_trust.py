@@ -1107,3 +1107,11 @@ def test_a_user_test_that_checks_by_itself_is_not_unchecked(run, pytester):
         "def test_mine(mlip_model):\n    assert mlip_model is not None\n")
     pytester.makeini("[pytest]\nmlip_paths = physics\n")
     assert run("--mlip-no-builtin").ret == 0
+
+
+def test_a_contract_file_with_a_byte_order_mark_is_read(run, pytester):
+    """UTF-8 with a BOM (Windows editors) is UTF-8: a held-out case got only 'Invalid statement'."""
+    (pytester.path / "contracts").mkdir()
+    (pytester.path / "contracts" / "mlip_x.toml").write_bytes(b"\xef\xbb\xbf" + SMALL.format(name="bom").encode())
+    res = run("--mlip-no-builtin")
+    assert res.ret == 0 and "1 passed" in res.stdout.str() and "bom " in res.stdout.str(), res.stdout.str()[-1500:]

@@ -55,7 +55,7 @@ def _decode(path: Path) -> str:
         raise ContractFileError(f"{path}: file larger than {MAX_FILE_BYTES} bytes")
     raw = path.read_bytes()
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8-sig")  # a byte-order mark (Windows editors) is UTF-8 too: read past it
     except UnicodeDecodeError as exc:
         line = raw[:exc.start].count(b"\n") + 1
         raise ContractFileError(f"{path}:{line}: not UTF-8 (byte 0x{raw[exc.start]:02x}); save the file as UTF-8")\

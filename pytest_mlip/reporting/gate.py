@@ -80,8 +80,11 @@ def read_baseline(path) -> tuple[dict[tuple[str, str], dict], str | None]:
             if entry["status"] not in ("pass", "fail", "skip", "error"):
                 raise ValueError(f"unknown status {entry['status']!r}")
             mn = entry["max_normalized"]
-            if mn is not None and not isinstance(mn, (int, float)):
+            if mn is not None and (isinstance(mn, bool) or not isinstance(mn, (int, float))):
                 raise ValueError(f"max_normalized must be a number, got {mn!r}")
+            if mn is not None and not mn >= 0 and entry["status"] != "error":  # v/tau: NaN or negative is a hand edit, not a measurement
+                raise ValueError(f"max_normalized of {entry['contract']}[{entry['model']}] must be >= 0 (it is "
+                                 f"v/tau), got {mn!r}")
             out[(entry["model"], entry["contract"])] = entry
     except (KeyError, TypeError, ValueError) as exc:
         raise BaselineError(f"baseline file {path} has a malformed entry ({exc}); {fix}") from None
