@@ -155,7 +155,10 @@ def test_incomplete_block_is_rendered_and_required(fresh, tmp_path):
     B.regenerate(rep)
     md = (rep / "report.md").read_text()
     assert md.index("INCOMPLETE run") < md.index("## Models") and "`x[emt]` (crashed)" in md
-    assert judge_file(rep).ok  # consistent (without the root: this store was re-hashed on purpose)
+    approved = judge_file(rep)
+    assert approved.ok  # consistent (without the root: this store was re-hashed on purpose)
+    # an approval of an honest incomplete report still says the run was incomplete (a held-out remark)
+    assert "the run is INCOMPLETE (1 item(s) did not finish)" in approved.summary()
     data = json.loads((rep / "report.json").read_text())
     del data["incomplete"]
     B.save_and_render(rep, data)

@@ -549,7 +549,7 @@ def test_determinism_is_sampled_whatever_contracts_run(run, pytester, model, sel
     out = res.stdout.str()
     inc = json.loads((pytester.path / "rep" / "report.json").read_text()).get("incomplete") or {}
     summary = (pytester.path / "s.md").read_text()
-    assert "determinism (sampled): " in out and "model call(s) repeated" in out
+    assert "determinism (sampled): " in out and "repeat(s) over" in out
     if model == NOISY:
         assert res.ret == 1
         assert inc["determinism"] and all(d.startswith(f"determinism[{NOISY}]") for d in inc["determinism"])

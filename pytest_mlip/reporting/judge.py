@@ -59,6 +59,8 @@ class Judgement:
     findings: list[Finding] = field(default_factory=list)
     required_total: int = 0
     required_present: int = 0
+    #: what an approval does not say by itself: the judged run did not finish (the report says so)
+    caveat: str | None = None
 
     @property
     def failed(self) -> list[Finding]:
@@ -71,7 +73,8 @@ class Judgement:
     def summary(self) -> str:
         claims = [f for f in self.findings]
         return (f"judge: {len(claims)} check(s), {len(claims) - len(self.failed)} verified, {len(self.failed)} "
-                f"failed; required claims present: {self.required_present} of {self.required_total}")
+                f"failed; required claims present: {self.required_present} of {self.required_total}"
+                + (f"\njudge: {self.caveat}" if self.caveat else ""))
 
 
 class Judge:

@@ -700,6 +700,11 @@ def judge_report(path, store: str | None = None, root: str | None = None, sample
         if value.get("incomplete") and not data.get("incomplete"):
             result.findings.append(Finding(False, "incomplete", "the run records unfinished items",
                                            ["the report does not show them"]))
+        inc = value.get("incomplete") or {}
+        if inc.get("fails_run") or inc.get("count") or inc.get("interrupted") or inc.get("dead_workers"):
+            result.caveat = (f"the run is INCOMPLETE ({inc.get('count', 0)} item(s) did not finish"
+                             + (f"; {inc['interrupted']}" if inc.get("interrupted") else "")
+                             + "): what is verified is an honest account of an unfinished run, not a complete one")
         load_model = model_loader(judge)
         result.findings += spot_check(judge, sample, seed, load_model)
         from .replay import replay as replay_checks

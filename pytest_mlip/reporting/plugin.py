@@ -392,7 +392,8 @@ class _Collector:
 
         verdict = (f"{len(self.nondeterminism)} DETERMINISM VIOLATION(S)" if self.nondeterminism
                    else "identical within the floor")
-        return (f"determinism (sampled): {repeats} of {calls} model call(s) repeated ({sample.fraction:.0%} seeded "
+        # a repeat may land on a call the run made once and a cache answered later: repeats can exceed calls
+        return (f"determinism (sampled): {repeats} repeat(s) over {calls} model call(s) ({sample.fraction:.0%} seeded "
                 f"sample, at least {sample.minimum} per model and process; +{repeats} call(s)): {verdict}")
 
 
