@@ -378,3 +378,26 @@ def test_a_second_run_into_the_same_folder_is_judged(tmp_path, pytester, capsys)
             assert bad and all(needle in f.reasons[0] for f in bad), [f.line() for f in bad[:3]]
     finally:
         st.close()
+
+
+def test_a_run_that_forms_no_hypothesis_is_approved_and_cites_its_evidence(tmp_path, capsys):
+    """A clean model gives no hypothesis; the same command again reads its evidence from the memory and makes no
+    model call. Each run's report lists the verdicts it rests on, cited, and the judge approves both (a held-out
+    case: the run artifact cited nothing and named no model, and the judge refused an honest folder)."""
+    import re
+
+    from pytest_mlip.reporting.judge import judge_file
+
+    out = tmp_path / "out"
+    command = ["--mlip", CLEAN, "--mlip-committee", "lennard-jones", "--suite", SUITE, "--output", str(out),
+               "--tests-dir", "none", "--hypotheses", "1"]
+    for _ in range(2):
+        capsys.readouterr()
+        assert detect(*command) == 0
+        text = capsys.readouterr().out
+        assert "0 hypothesis(es)" in text
+        root = re.search(r"mlip root: ([0-9a-f]{64})", text).group(1)
+        md = (out / "report.md").read_text()
+        assert "## Evidence checked" in md and f"`small-wall` on `{CLEAN}`: verdict pass [a:" in md
+        result = judge_file(out, root=root, sample=2, seed=0)
+        assert result.ok, "\n".join(f.line() for f in result.failed)

@@ -68,6 +68,8 @@ class AgentLedger:
 
         for spec in specs:
             ev = evaluator_for(spec)
+            # the run's models, named even when it makes no call (a run that reads its evidence from the memory)
+            self.note_model(ev, spec, "target" if spec == self.target else "committee")
             if ev.recorder is None:
                 ev.recorder = self.live.on_evaluation
                 self._recording.append(ev)

@@ -182,6 +182,8 @@ def index_record(det, desk, summary, decisions: dict) -> Record:
     line("li", [P("h.stopped"), text(summary.stopped)])
     line("li", [P("h.costs"), N("code", "run.json")])
     line("h2", [P("sec.hypotheses")])
+    if not summary.hypotheses:
+        _evidence_lines(desk, it, line)
     for x in summary.hypotheses:
         h, v = x["hypothesis"], x["verdict"]
         line("h3", [N("hypothesis", h.id), P("colon"),
@@ -216,6 +218,22 @@ def index_record(det, desk, summary, decisions: dict) -> Record:
             line("li", [N("file", _rel(f, det.out))])
     return Record(format=FORMAT, version=VERSION, kind="index", hypothesis=None,
                   run=Run(id=led.run_id, code_version=led.code_version, store="provenance.sqlite"), blocks=blocks)
+
+
+def _evidence_lines(desk, it, line):
+    """A run that formed no hypothesis still rests on evidence (gathered, or read from the memory or a report):
+    its verdicts, cited, so the run artifact has something to stand on and the judge can check each one."""
+    shown = [e for e in desk.evidence if (e.artifacts or {}).get("verdict") and it.art(e.artifacts["verdict"])]
+    if not shown:
+        return
+    line("h2", [it.P("sec.evidence")])
+    line("p", [it.P("e.none")])
+    for e in sorted(shown, key=lambda e: (e.role != "target", e.model, e.contract)):
+        items = [it.N("contract", e.contract), it.P("on"), it.N("model", e.model), it.P("colon"),
+                 it.verdict(e.artifacts["verdict"], "verdict")]
+        if e.artifacts.get("max_normalized") and it.art(e.artifacts["max_normalized"]):
+            items += [it.P("comma"), it.value(e.artifacts["max_normalized"])]
+        line("li", items)
 
 
 def _rel(path, base) -> str:

@@ -206,6 +206,8 @@ PHRASES = {
     "sec.confounds": "Confounds closed",
     "sec.prereg": "Pre-registration and probes",
     "sec.hypotheses": "Hypotheses",
+    "sec.evidence": "Evidence checked",
+    "e.none": "No hypothesis was formed; the run rests on these verdicts:",
     "sec.escalations": "Escalation reports",
     "sec.files": "Files written",
     "sec.notes": "Notes",
