@@ -58,6 +58,10 @@ def pytest_configure(config):
         except (ValueError, pytest.UsageError) as exc:  # pytest's own bool parsing refused the text
             raise pytest.UsageError(f"ini option {ini_name(opt)}: {exc}; write {ini_name(opt)} = true or false "
                                     f"(as {opt.names()[0]} is a flag)") from None
+        if isinstance(raw, str) and not raw.strip() and not is_flag(opt):
+            # present but empty (`mlip_report =`, `mlip = ""`): read as unset, the run silently did something else
+            raise pytest.UsageError(f"ini option {ini_name(opt)} is empty; give it a value (as {opt.names()[0]}=VALUE "
+                                    "takes) or remove the line")
         if raw is None or raw == "" or raw == []:
             continue
         attrs = opt.attrs()

@@ -9,6 +9,7 @@ reported as ``violated`` without failing it.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -155,6 +156,7 @@ def pytest_configure(config):
                                 "the registered models), a module:factory or a model file")
     target = _target(config)
     if not target:
+        _refuse_options_without_a_model(config)
         return
     for line in THIRD_PARTY_NOISE:
         config.addinivalue_line("filterwarnings", line)
@@ -235,6 +237,20 @@ def _check_empty_values(config):
         if given is not None and not str(given).strip():
             raise pytest.UsageError(f"{name}={given!r} names no {what}; pass one, e.g. {example}, or leave {name} "
                                     f"out ({without})")
+
+
+#: options that do something without a target model
+WITHOUT_A_MODEL = ("--mlip-list",)
+
+
+def _refuse_options_without_a_model(config):
+    """``pytest --mlip-timeout=5`` with no ``--mlip`` (nor ``mlip`` in the ini) ran nothing of pytest-mlip and said
+    "no tests ran" (a held-out case): an option of the plugin given without a model is a usage error naming it."""
+    given = [str(a).split("=")[0] for a in config.invocation_params.args if str(a).startswith("--mlip-")]
+    given = [a for a in given if a not in WITHOUT_A_MODEL]
+    if given:
+        raise pytest.UsageError(f"{given[0]} is an option of a pytest-mlip run, but no model was given: add "
+                                "--mlip=NAME (or set mlip in the ini file; pytest --mlip-list shows the models)")
 
 
 def runs_nothing(config) -> bool:
@@ -364,10 +380,16 @@ NEAR_MISS = re.compile(r"(?i)\.(t[o0]m[l1i]?|tml|t[o0]ml)(\.|~|$)")  # .toml and
 CONTRACT_FOLDERS = ("contracts", "generated_tests")
 
 
+#: contracts written in another format: mlip_x.yaml, mlip_x.json (contract files are TOML)
+OTHER_FORMAT = re.compile(r"(?i)\.(ya?ml|json)$")
+
+
 def near_miss(f: Path) -> bool:
     """A file that looks like a contract file but does not match CONTRACT_GLOB exactly (case included)."""
     if f.name.startswith("mlip_") and f.name.endswith(".toml"):
         return False
+    if OTHER_FORMAT.search(f.name) and f.name.lower().startswith("mlip"):
+        return True
     return bool(NEAR_MISS.search(f.name)) and ("mlip" in f.name.lower() or f.parent.name in CONTRACT_FOLDERS)
 
 
@@ -388,7 +410,12 @@ def _contract_files(config) -> tuple[list[Path], list[Path]]:
         elif p.is_dir():
             for f in sorted(p.rglob("*")):
                 rel = f.relative_to(p).parts
-                if any(part in SKIP_DIRS or part.startswith(".") for part in rel[:-1]) or not f.is_file():
+                if any(part in SKIP_DIRS or part.startswith(".") for part in rel[:-1]):
+                    continue
+                if f.is_symlink() and not f.exists() and (f.match(CONTRACT_GLOB) or near_miss(f)):
+                    raise MlipError(f"{f} is a link to {os.readlink(f)}, which does not exist: the contract file is "
+                                    "not there; fix the link or remove it")
+                if not f.is_file():
                     continue
                 if f.match(CONTRACT_GLOB):
                     files.append(f)
@@ -478,9 +505,11 @@ def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str,
             f"{' and '.join(f + '/' for f in CONTRACT_FOLDERS)} of the project and the mlip_paths ini folders "
             f"(rename it to {difflib_closest(d.name)}/, add it to mlip_paths, or pass it as a path)"), stacklevel=2)
     for f in near:
+        fix = (f"write it as TOML in mlip_{_stem(f.name)}.toml" if OTHER_FORMAT.search(f.name)
+               else f"rename it to mlip_{_stem(f.name)}.toml")
         config.issue_config_time_warning(pytest.PytestConfigWarning(
             f"{f} looks like a contract file but is not collected: contract files are named {CONTRACT_GLOB} "
-            f"(rename it to mlip_{_stem(f.name)}.toml)"), stacklevel=2)
+            f"({fix})"), stacklevel=2)
     return index
 
 
@@ -493,7 +522,7 @@ def difflib_closest(name: str) -> str:
 
 def _stem(name: str) -> str:
     """The contract name inside a near-miss file name: mlip-x.toml.txt, MLIP_x.TOML, mlipx.toml -> x."""
-    base = NEAR_MISS.split(name)[0]
+    base = OTHER_FORMAT.split(NEAR_MISS.split(name)[0])[0]
     return re.sub(r"(?i)^\s*mlip[-_ ]?", "", base).strip() or "name"
 
 

@@ -430,6 +430,22 @@ def test_foreign_and_damaged_stores_are_refused_untouched(run, pytester):
     assert (pytester.path / "t.sqlite").read_bytes() == before
 
 
+def test_a_store_with_an_edited_row_is_refused_untouched(run, pytester):
+    """A held-out case: a value edited in the store was reused by the next run, whose report then failed the judge."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    assert run("--mlip-no-builtin", "--mlip-store=s.sqlite").ret == 0
+    store = pytester.path / "s.sqlite"
+    db = sqlite3.connect(store)
+    aid, value = db.execute("SELECT id, value FROM artifacts WHERE kind='evaluation' LIMIT 1").fetchone()
+    db.execute("UPDATE artifacts SET value=? WHERE id=?", (value.replace("1", "9", 1), aid))
+    db.commit()
+    db.close()
+    before = store.read_bytes()
+    msg = one_line_usage_error(run("--mlip-no-builtin", "--mlip-store=s.sqlite"), "edited after it was stored",
+                               f"evaluation {aid[:12]}", "move the store aside")
+    assert "s.sqlite.edited" in msg and store.read_bytes() == before
+
+
 def test_timeout_is_an_error_verdict_and_the_run_goes_on(run, pytester, monkeypatch):
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x") + SMALL.format(name="y").replace(
         "NH3", "H2O")})
@@ -1115,3 +1131,75 @@ def test_a_contract_file_with_a_byte_order_mark_is_read(run, pytester):
     (pytester.path / "contracts" / "mlip_x.toml").write_bytes(b"\xef\xbb\xbf" + SMALL.format(name="bom").encode())
     res = run("--mlip-no-builtin")
     assert res.ret == 0 and "1 passed" in res.stdout.str() and "bom " in res.stdout.str(), res.stdout.str()[-1500:]
+
+
+def test_a_run_stopped_before_any_worker_collected_names_never_ran_not_deselected():
+    """A held-out case: SIGTERM under -n 2 before a worker reported its collection listed every hard contract as
+    'deselected'; nothing was deselected, they never ran."""
+    from types import SimpleNamespace
+
+    from pytest_mlip.reporting.plugin import _Collector
+
+    config = SimpleNamespace(stash={}, getoption=lambda name, default=None: default,
+                             pluginmanager=SimpleNamespace(has_plugin=lambda name: name == "dsession"))
+    state = SimpleNamespace(target="emt", contract_index={"alpha": True, "beta": False})
+    tracker = _Collector(config)
+    tracker.interrupted = "terminated (SIGTERM)"
+    tracker.pytest_collection_finish(SimpleNamespace(items=[]))  # the xdist controller collects nothing itself
+    block = tracker.incomplete(state, [])
+    assert block["deselected_hard"] == [] and block["not_run"] == ["alpha[emt]"] and block["fails_run"]
+    tracker.pytest_xdist_node_collection_finished(None, ["contracts/mlip_x.toml::beta[emt]"])
+    block = tracker.incomplete(state, [])
+    assert block["deselected_hard"] == ["alpha"]  # a worker collected and alpha was not among its items
+
+
+def test_held_out_usage_mistakes_are_one_line_errors(run, pytester):
+    """Held-out cases that gave no reason: an empty ini value, plugin options without a model, a dangling link to
+    a contract file, max_atoms inside a contract table."""
+    pytester.makeini("[pytest]\nmlip = \n")
+    one_line_usage_error(pytester.runpytest_inprocess("-p", "no:cacheprovider"), "ini option mlip is empty",
+                         "remove the line")
+    pytester.makeini("[pytest]\nmlip_report = \n")
+    one_line_usage_error(run("--mlip-no-builtin"), "ini option mlip_report is empty")
+    pytester.makeini("[pytest]\n")
+    one_line_usage_error(pytester.runpytest_inprocess("--mlip-no-builtin", "--mlip-timeout=5", "-p",
+                                                      "no:cacheprovider"),
+                         "--mlip-no-builtin is an option of a pytest-mlip run", "add --mlip=NAME")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    (pytester.path / "contracts" / "mlip_q.toml").symlink_to("/nonexistent/mlip_q.toml")
+    one_line_usage_error(run("--mlip-no-builtin"), "mlip_q.toml is a link to /nonexistent/mlip_q.toml",
+                         "fix the link or remove it")
+    (pytester.path / "contracts" / "mlip_q.toml").unlink()
+    (pytester.path / "contracts" / "mlip_x.toml").write_text(SMALL.format(name="x") + "max_atoms = 10\n")
+    one_line_usage_error(run("--mlip-no-builtin"), "max_atoms is a setting of the whole file",
+                         "top of the file")
+
+
+@pytest.mark.parametrize("name", ["mlip_x.yaml", "mlip_x.yml", "mlip_x.json"])
+def test_contracts_in_another_format_warn(run, pytester, name):
+    contracts(pytester, **{"contracts/mlip_ok.toml": SMALL.format(name="ok"), f"contracts/{name}": "contract: x\n"})
+    res = run("--mlip-no-builtin")
+    out = " ".join(res.stdout.str().split())
+    assert res.ret == 0 and f"{name} looks like a contract file but is not collected" in out
+    assert "write it as TOML in mlip_x.toml" in out
+
+
+def test_a_killed_run_leaves_incomplete_pages_not_the_previous_report(run, pytester):
+    """A held-out case: after a run that passed, a run killed outright (SIGKILL, a segfault) left the passing
+    report.md and summary in place; every run now replaces them with INCOMPLETE pages when its session starts."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    pytester.makepyfile(killer="import os, signal\nfrom ase.calculators.emt import EMT\n\n\nclass Kill(EMT):\n"
+                               "    def calculate(self, *a, **k):\n        os.kill(os.getpid(), signal.SIGKILL)\n\n\n"
+                               "def make():\n    return Kill()\n")
+    args = ("--mlip-no-builtin", "--mlip-report=rep", "--mlip-summary-md=s.md")
+    assert run(*args, model="emt").ret == 0
+    assert "all hard contracts pass" in (pytester.path / "s.md").read_text()
+    res = pytester.runpytest_subprocess("--mlip=killer:make", "--mlip-committee=none", "-p", "no:cacheprovider",
+                                        *args)
+    assert res.ret == -9, res.stdout.str()[-1500:]
+    summary = (pytester.path / "s.md").read_text()
+    assert "INCOMPLETE run, started and not finished" in summary and "all hard contracts pass" not in summary
+    for page in ("report.md", "report.html"):
+        assert "INCOMPLETE run, started and not finished" in (pytester.path / "rep" / page).read_text(), page
+    data = json.loads((pytester.path / "rep" / "report.json").read_text())
+    assert data["complete"] is False and data["verdicts"] == []

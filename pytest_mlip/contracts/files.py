@@ -388,6 +388,9 @@ def parse_contracts(path: str | Path, text: str | None = None, root: str | Path 
             field = ".".join(str(x) for x in loc) or "(table)"
             line = _line_of(text, i, loc)
             msg = err["msg"].removeprefix("Value error, ")
+            if loc == ("max_atoms",) and err["type"] == "extra_forbidden":  # a file setting written in a table
+                msg = ("max_atoms is a setting of the whole file, not of one contract: write max_atoms = N at the "
+                       "top of the file, before the first [[contract]]")
             got = err.get("input")
             shown = f" (got {got!r})" if err["type"] in ("bool_type", "int_type", "float_type", "string_type",
                                                          "int_from_float", "bool_parsing") else ""

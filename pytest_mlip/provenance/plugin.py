@@ -133,6 +133,8 @@ def pytest_configure(config):
     code = worker.get("mlip_code_version") or code_version()
     try:
         store = Store(_resolve_store_path(config, state))
+        if not is_worker(config):
+            _refuse_an_altered_store(store)
     except MlipError as exc:
         from ..plugin import usage_error
 
@@ -142,6 +144,20 @@ def pytest_configure(config):
     if not is_worker(config):
         store.begin_run(run_id, code, state.target, list(state.committee), list(config.invocation_params.args))
         config.pluginmanager.register(_Entries(prov), "mlip-provenance-entries")
+
+
+def _refuse_an_altered_store(store):
+    """A run appends to its store and reuses what is there (a model call or a number with the same content id
+    keeps the row first stored): a row edited since would enter this run's reports. Refused untouched, before any
+    model call (a held-out case: an edited evaluation was reused and the new report failed the judge)."""
+    from .artifact import SHORT_ID
+
+    bad = store.first_altered()
+    if bad is not None:
+        store.close()
+        raise MlipError(f"provenance store {store.path} holds an artifact edited after it was stored ({bad.kind} "
+                        f"{bad.id[:SHORT_ID]}: its content no longer gives its id); a run would build on it: move the "
+                        f"store aside (mv {store.path} {store.path}.edited) and run again")
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -267,6 +267,20 @@ class Store:
                 out[row[0]] = self._artifact(row, tuple(links.get(row[0], ())))
         return out
 
+    def first_altered(self, batch: int = 2000):
+        """The first artifact whose stored content no longer gives its id (a row edited after it was written), or
+        None; reads the whole store in batches (about 20 us per artifact)."""
+        last = ""
+        while True:
+            ids = [r[0] for r in self.db.execute("SELECT id FROM artifacts WHERE id > ? ORDER BY id LIMIT ?",
+                                                 (last, batch))]
+            if not ids:
+                return None
+            for a in self.get_many(ids).values():
+                if not a.verifies():
+                    return a
+            last = ids[-1]
+
     def resolve(self, prefix: str) -> list[str]:
         """Ids starting with ``prefix`` (at most two: enough to tell unique from ambiguous)."""
         prefix = prefix.lower()

@@ -108,6 +108,22 @@ def pytest_configure(config):
             register(config, rep)  # a call the watchdog must end still leaves an INCOMPLETE summary and report
 
 
+def pytest_sessionstart(session):
+    """Before any item runs, the summary and report folder say INCOMPLETE (the finished run overwrites them): a
+    process killed outright leaves those, not the previous run's report."""
+    rep = session.config.stash.get(REPORT_KEY, None)
+    if rep is None or is_worker(session.config) or (rep.report_dir is None and rep.summary_path is None):
+        return
+    from .stopped import write_running
+
+    try:
+        write_running(session.config, rep)
+    except MlipError as exc:
+        from ..plugin import usage_error
+
+        raise usage_error(session.config, exc) from None
+
+
 def _trap_sigterm(config):
     """SIGTERM (a CI job cancelled) ends the run like Ctrl-C: the reports are written and say it was stopped."""
     import signal
@@ -293,6 +309,9 @@ class _Collector:
         #: items that ran (a run whose every item skipped and that gave no verdict checked nothing)
         self.skipped: dict[str, str] = {}
         self.ran: set[str] = set()
+        #: whether any process reported what it collected (an interrupted xdist run may end before a worker did:
+        #: then no contract was deselected, they all never ran)
+        self.collected = False
 
     def pytest_runtest_logreport(self, report):
         for key, value in getattr(report, "user_properties", []):
@@ -330,10 +349,13 @@ class _Collector:
 
     def pytest_collection_finish(self, session):
         self.expected.update(i.nodeid for i in session.items if _split_nodeid(i.nodeid))
+        if session.items or not self.config.pluginmanager.has_plugin("dsession"):  # xdist's controller collects none
+            self.collected = True
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node, ids):
         self.expected.update(i for i in ids if _split_nodeid(i))
+        self.collected = True
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error):
@@ -352,6 +374,9 @@ class _Collector:
         not_run = sorted(f"{_split_nodeid(n)[0]}[{_split_nodeid(n)[1]}]" for n in self.expected - self.reported)
         target_collected = {_split_nodeid(n)[0] for n in self.expected if _split_nodeid(n)[1] == state.target}
         deselected = sorted(n for n, hard in state.contract_index.items() if hard and n not in target_collected)
+        if not self.collected:  # stopped before any process said what it collected: nothing was deselected
+            not_run = sorted(set(not_run) | {f"{n}[{state.target}]" for n in deselected})
+            deselected = []
         if self.interrupted is None and self.config.stash.get(_STOPPED, None):
             self.interrupted = self.config.stash[_STOPPED]
         partial = sorted(deselected) if self.config.getoption("mlip_partial", False) else []
@@ -391,10 +416,12 @@ class _Collector:
         from ..evaluation.evaluator import DEFAULT_SAMPLE as sample
 
         verdict = (f"{len(self.nondeterminism)} DETERMINISM VIOLATION(S)" if self.nondeterminism
-                   else "identical within the floor")
+                   else "identical within the floor" if repeats
+                   else "not checked: no call could be repeated (every call failed, or none was made)")
         # a repeat may land on a call the run made once and a cache answered later: repeats can exceed calls
         return (f"determinism (sampled): {repeats} repeat(s) over {calls} model call(s) ({sample.fraction:.0%} seeded "
-                f"sample, at least {sample.minimum} per model and process; +{repeats} call(s)): {verdict}")
+                f"sample, at least {sample.minimum} per model and process or every call when fewer; +{repeats} call(s)): "
+                f"{verdict}")
 
 
 def unchecked_target(target: str, verdicts: list[dict]) -> list[str]:

@@ -1,4 +1,5 @@
-"""The outputs of a run the watchdog stops (a model call that ignores its interrupt, ``--mlip-timeout``).
+"""The outputs of a run the watchdog stops (a model call that ignores its interrupt, ``--mlip-timeout``), and the
+placeholders every run writes when it starts.
 
 The watchdog ends the process from its own thread while the main thread is stuck inside the model: pytest's
 session never finishes, so the provenance run is never finished and no verdict can be read back from the store
@@ -7,6 +8,11 @@ thread: the pull-request summary and the report folder's pages, each saying INCO
 naming the stuck call, and holding no verdict and no number. report.json has ``"complete": false`` and no
 verdicts; its run is not finished in the store, so ``pytest-mlip judge`` cannot rebuild it and never approves it.
 The report folder's ownership rules hold as for any report (reporting.folder): only our own files are replaced.
+
+A process killed outright (SIGKILL, a segfault in native code, out of memory) writes nothing at all: so every run
+replaces the summary and the report folder with the same kind of INCOMPLETE pages when its session starts
+(:func:`write_running`), and the finished run overwrites them. An earlier run's passing report is never left to be
+read as this run's.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ import tempfile
 from pathlib import Path
 
 HEADLINE = "INCOMPLETE run, stopped by the watchdog"
+#: the pages a run writes when it starts: read after the run, they mean it died without writing its report
+RUNNING = "INCOMPLETE run, started and not finished"
 
 
 def register(config, rep) -> None:
@@ -33,7 +41,15 @@ def register(config, rep) -> None:
     config.add_cleanup(lambda: evaluator.on_hard_stop.remove(write))
 
 
-def write_stopped(config, rep, stuck: str) -> str | None:
+def write_running(config, rep) -> None:
+    """At the start of a session: the summary and the report folder say INCOMPLETE until the run overwrites them
+    (a held-out case: after a segfault or SIGKILL the previous run's passing report and summary were left)."""
+    import time
+
+    write_stopped(config, rep, _running_text(time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())), RUNNING)
+
+
+def write_stopped(config, rep, stuck: str, headline: str = HEADLINE) -> str | None:
     """Write the summary and the report folder as INCOMPLETE; the line says what was written."""
     from ..provenance.plugin import PROV_KEY
 
@@ -44,58 +60,71 @@ def write_stopped(config, rep, stuck: str) -> str | None:
     if rep.summary_path is not None:
         from .gate import write_atomic
 
-        write_atomic(rep.summary_path, summary_text(run, stuck, rep.report_dir))
+        write_atomic(rep.summary_path, summary_text(run, stuck, rep.report_dir, headline))
         written.append(f"summary {rep.summary_path}")
     if rep.report_dir is not None:
-        write_folder(rep.report_dir, run, stuck)
+        write_folder(rep.report_dir, run, stuck, headline)
         written.append(f"report {rep.report_dir} (report.md, report.html, report.json)")
     if not written:
         return None
-    return f"wrote the {' and the '.join(written)}, marked {HEADLINE}: they hold no verdict of this run"
+    return f"wrote the {' and the '.join(written)}, marked {headline}: they hold no verdict of this run"
 
 
-def summary_text(run: dict, stuck: str, report_dir: Path | None) -> str:
+def _running_text(started: str) -> str:
+    return (f"the run started at {started} and did not write its report: if no pytest-mlip process is still "
+            "running, it ended abnormally (killed, a crash in native code, out of memory)")
+
+
+def summary_text(run: dict, stuck: str, report_dir: Path | None, headline: str = HEADLINE) -> str:
     from .plugin import SUMMARY_HEAD
 
     where = f"; report `{report_dir / 'report.html'}` (incomplete too)" if report_dir else ""
-    return (f"{SUMMARY_HEAD} `{run['target']}`: {HEADLINE}\n\n"
-            f"**INCOMPLETE: {stuck}; the watchdog ended the run before any verdict was reported.**\n\n"
-            "No verdict of this run is reported: this is not a result. Fix the model or raise --mlip-timeout, "
-            "then run again.\n\n"
+    how = ("the watchdog ended the run before any verdict was reported" if headline == HEADLINE
+           else "no verdict of it was reported")
+    fix = ("Fix the model or raise --mlip-timeout, then run again." if headline == HEADLINE
+           else "Read the job's log for how it ended, then run again.")
+    return (f"{SUMMARY_HEAD} `{run['target']}`: {headline}\n\n"
+            f"**INCOMPLETE: {stuck}; {how}.**\n\n"
+            f"No verdict of this run is reported: this is not a result. {fix}\n\n"
             f"Provenance: run `{run['id']}` (never finished), code `{run['code_version']}`{where}.\n")
 
 
-def report_json(run: dict, stuck: str) -> dict:
+def report_json(run: dict, stuck: str, headline: str = HEADLINE) -> dict:
     """report.json of a stopped run: the incomplete block first, no verdicts, ``complete`` false."""
     from .report import FORMAT, VERSION
 
-    block = {"count": 0, "stopped": f"stopped by the watchdog: {stuck}", "interrupted": "stopped by the watchdog",
+    why = "stopped by the watchdog" if headline == HEADLINE else "started and not finished"
+    block = {"count": 0, "stopped": f"{why}: {stuck}", "interrupted": why,
              "fails_run": True, "errors": [], "crashed": [], "not_run": [], "dead_workers": []}
     return {"incomplete": block, "complete": False, "format": FORMAT, "version": VERSION,
             "run": {**run, "finished": False}, "models": [], "contracts": [], "verdicts": [], "notes": []}
 
 
-def report_markdown(run: dict, stuck: str) -> str:
-    return (f"# pytest-mlip report: `{run['target']}`: {HEADLINE}\n\n"
-            f"> **INCOMPLETE run, stopped by the watchdog.** {stuck[0].upper() + stuck[1:]}; the watchdog ended "
-            "the run (exit 2) before any verdict was reported. This report holds no verdict and no number: it is "
-            "not a result of the run.\n\n"
+def report_markdown(run: dict, stuck: str, headline: str = HEADLINE) -> str:
+    how = ("the watchdog ended the run (exit 2) before any verdict was reported" if headline == HEADLINE
+           else "no verdict of it was reported")
+    fix = ("fix the model or raise --mlip-timeout, then run again" if headline == HEADLINE
+           else "read the job's log for how it ended, then run again")
+    return (f"# pytest-mlip report: `{run['target']}`: {headline}\n\n"
+            f"> **{headline}.** {stuck[0].upper() + stuck[1:]}; {how}. This report holds no verdict and no "
+            "number: it is not a result of the run.\n\n"
             f"- run: `{run['id']}` (never finished in the provenance store `{run['store']}`)\n"
             f"- code version: `{run['code_version']}`\n"
-            "- fix the model or raise --mlip-timeout, then run again\n")
+            f"- {fix}\n")
 
 
-def report_html(run: dict, stuck: str) -> str:
+def report_html(run: dict, stuck: str, headline: str = HEADLINE) -> str:
     e = html.escape
+    how = ("the watchdog ended the run (exit 2) before any verdict was reported" if headline == HEADLINE
+           else "no verdict of it was reported")
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>pytest-mlip report: "
-            f"{e(HEADLINE)}</title></head>\n<body>\n<h1>pytest-mlip report: <code>{e(run['target'])}</code>: "
-            f"{e(HEADLINE)}</h1>\n<p><strong>INCOMPLETE run, stopped by the watchdog.</strong> {e(stuck)}; the "
-            "watchdog ended the run (exit 2) before any verdict was reported. This report holds no verdict and no "
-            f"number: it is not a result of the run.</p>\n<p>run <code>{e(str(run['id']))}</code> (never finished)"
-            "</p>\n</body></html>\n")
+            f"{e(headline)}</title></head>\n<body>\n<h1>pytest-mlip report: <code>{e(run['target'])}</code>: "
+            f"{e(headline)}</h1>\n<p><strong>{e(headline)}.</strong> {e(stuck)}; {e(how)}. This report holds no "
+            f"verdict and no number: it is not a result of the run.</p>\n<p>run <code>{e(str(run['id']))}</code> "
+            "(never finished)</p>\n</body></html>\n")
 
 
-def write_folder(folder: Path, run: dict, stuck: str) -> None:
+def write_folder(folder: Path, run: dict, stuck: str, headline: str = HEADLINE) -> None:
     """The three pages, staged and installed like any report: our older files (figures, the snapshot) go, so
     nothing of an earlier complete report is left to be taken for this run's."""
     from .folder import install
@@ -108,9 +137,9 @@ def write_folder(folder: Path, run: dict, stuck: str) -> None:
     os.umask(mask)
     os.chmod(stage, 0o777 & ~mask)  # mkdtemp makes it private; a new report folder (the stage renamed) is not
     try:
-        (stage / "report.json").write_text(json.dumps(report_json(run, stuck), indent=1) + "\n")
-        (stage / "report.md").write_text(report_markdown(run, stuck))
-        (stage / "report.html").write_text(report_html(run, stuck))
+        (stage / "report.json").write_text(json.dumps(report_json(run, stuck, headline), indent=1) + "\n")
+        (stage / "report.md").write_text(report_markdown(run, stuck, headline))
+        (stage / "report.html").write_text(report_html(run, stuck, headline))
         install(stage, folder)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
