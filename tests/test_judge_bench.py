@@ -229,3 +229,82 @@ def test_escalation_operator_bench(tmp_path):
     assert len(missing) <= 2, missing  # (an operator may find nothing to do on one seed)
     wrong = [o for o in outcomes if o.fabricated == o.approved]
     assert not wrong, B.summary(outcomes)
+
+
+def test_held_out_judge_cases(fresh, tmp_path):
+    """Held-out cases: a page beside the named file that says otherwise; a block quote wrapped with '> ' on its
+    continuation lines and a byte-order mark (legitimate); comments naming what the report checks."""
+    import json
+
+    from pytest_mlip.reporting.judge import judge_file
+
+    B = bench_module()
+    rep = _copy(fresh, tmp_path)
+    html = (rep / "report.html").read_text()
+    assert '<span class="fail">FAIL</span>' in html
+    (rep / "report.html").write_text(html.replace('<span class="fail">FAIL</span>', '<span class="pass">pass</span>', 1))
+    for named in ("report.md", "report.json"):
+        r = judge_file(rep / named, root=fresh[1])
+        assert not r.ok and any(f.where == "report.html" for f in r.failed), named
+    (rep / "report.html").write_text(html)
+    md = (rep / "report.md").read_text()
+    quoted = [line for line in md.splitlines() if line.startswith("> ") and len(line) > 60]
+    assert quoted, "the report has a long block quote (the PARTIAL banner)"
+    words = quoted[0][2:].split(" ")
+    wrapped = "> " + " ".join(words[:4]) + "\n> " + " ".join(words[4:])
+    (rep / "report.md").write_text("\ufeff" + md.replace(quoted[0], wrapped, 1))
+    r = judge_file(rep, root=fresh[1])
+    assert r.ok, "\n".join(f.line() for f in r.failed)
+    (rep / "report.md").write_text(md)
+    data = json.loads((rep / "report.json").read_text())
+    for text in ("Effective Medium Theory behaves well on adsorption.",
+                 "The adsorption row can be set aside: the hydroxyl does bind on nickel in reality."):
+        B.save_and_render(rep, {**data, "notes": [{"kind": "comment", "text": text}]})  # rendered by hand
+        r = judge_file(rep, root=fresh[1])
+        assert not r.ok and "names what the report checks" in r.failed[0].line(), text
+    B.save_and_render(rep, {**data, "notes": [{"kind": "comment", "text": "Reviewed by the materials group; see the "
+                                                                          "curves."}]})
+    assert judge_file(rep, root=fresh[1]).ok
+
+
+DRIFT = '''import os
+import numpy as np
+from ase.calculators.emt import EMT
+
+
+class Drift(EMT):
+    """EMT plus a uniform force (breaks zero net force); FORGE=1 switches it off (a forger's conftest)."""
+
+    def calculate(self, *args, **kwargs):
+        super().calculate(*args, **kwargs)
+        if not os.environ.get("FORGE") and "forces" in self.results:
+            self.results["forces"] = self.results["forces"] + np.array([0.05, 0.0, 0.0])
+
+
+def factory():
+    return Drift()
+'''
+
+
+def test_a_forged_second_run_into_one_store_is_re_run_exactly(tmp_path, monkeypatch):
+    """A held-out case: a run forged by switching a defect off was run twice into one store; the second run's
+    calls keep the rows the first stored (same content id), which the judge took for calls of an unknown platform
+    and held loosely (forces unchecked), so the forgery passed even with --all. The second run made those calls
+    itself: they are re-run exactly on its platform."""
+    from pytest_mlip.reporting.judge import judge_file
+
+    (tmp_path / "drift.py").write_text(DRIFT)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore", "--mlip=drift:factory",
+           "--mlip-committee=none", "-k", "zero-net-force", "--mlip-partial"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "FORGE": "1"}
+    roots = []
+    for rep in ("rep1", "rep2"):
+        res = subprocess.run(cmd + [f"--mlip-report={rep}"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=600)
+        assert res.returncode == 0, res.stdout[-2000:]
+        roots.append(re.search(r"mlip root: ([0-9a-f]{64})", res.stdout).group(1))
+    monkeypatch.syspath_prepend(str(tmp_path))  # as the CLI finds a module:factory in the folder it runs in
+    monkeypatch.delenv("FORGE", raising=False)
+    r = judge_file(tmp_path / "rep2", root=roots[1], sample=None)
+    assert not r.ok and any("re-run forces differ" in x for f in r.failed for x in f.reasons), \
+        "\n".join(f.line() for f in r.findings)

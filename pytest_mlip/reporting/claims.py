@@ -361,6 +361,52 @@ _SUFFIXES = ("ed", "d", "ing", "s", "es", "ly", "ness", "ful", "fully", "ment", 
 _UNITS = frozenset(u.replace("/", "") for u in UNIT_WORDS)
 
 
+#: words of the laws' titles and the models' descriptions that say nothing of a finding (kept out of the topics)
+TOPIC_EXEMPT = frozenset(("with", "from", "that", "this", "known", "along", "curves", "paths", "short", "range",
+                          "size", "rigid", "analytic", "reference", "fitted", "form", "model", "models", "potential",
+                          "trained", "data", "version", "pretrained", "universal", "interatomic", "graph", "network",
+                          "neural", "machine", "learning", "learned", "release", "default", "images", "lead",
+                          "direct", "layers", "outputs", "parameter", "foundation"))
+
+
+def topic_words() -> frozenset:
+    """What a report is about, as words a comment may not use (see :func:`comment_problems`): every law's name
+    and title, the built-in contracts' names, the registered models' descriptions and the chemical elements'
+    names. A comment that names them ("the adsorption row can be set aside", "effective medium theory behaves on
+    nickel") speaks of a finding without a claim the judge could check (held-out cases)."""
+    global _TOPICS
+    if _TOPICS is None:
+        from ase.data import chemical_symbols  # noqa: F401  (ase is a dependency)
+        from ase.data import atomic_names
+
+        text = [n for n in atomic_names if n]
+        try:
+            from ..laws import LAWS
+
+            text += [k + " " + law.check.title for k, law in LAWS.items()]
+        except Exception:  # noqa: BLE001 - a law that fails to import must not make comments unreadable
+            pass
+        try:
+            from ..contracts.suite import builtin_contracts_dir
+
+            text += [f.stem.removeprefix("mlip_") for f in builtin_contracts_dir().glob("mlip_*.toml")]
+        except Exception:  # noqa: BLE001
+            pass
+        words = {w for t in text for w in _re.findall(r"[a-z]+", t.casefold()) if len(w) >= 4}
+        try:  # the models' descriptions: their longer words only ("effective medium theory"), not "only", "file"
+            from ..models.registry import registry
+
+            words |= {w for e in registry().values() for w in _re.findall(r"[a-z]+", (e.info.description or "")
+                                                                          .casefold()) if len(w) >= 6}
+        except Exception:  # noqa: BLE001
+            pass
+        _TOPICS = frozenset(words - TOPIC_EXEMPT)
+    return _TOPICS
+
+
+_TOPICS: frozenset | None = None
+
+
 def comment_problems(text: str, names: list[str]) -> list[str]:
     """Why a comment's free text is not allowed (empty: it is allowed). See the README's rule for comments."""
     out = []
@@ -399,6 +445,11 @@ def comment_problems(text: str, names: list[str]) -> list[str]:
                    "typed note")
     if any(w in _UNITS for w in set(words) | set(parts)):
         out.append("it names a unit; units belong to a value note")
+    topics = sorted({w for w in set(words) | set(parts) if w in topic_words()}
+                    | {w[:-1] for w in set(words) | set(parts) if w.endswith("s") and w[:-1] in topic_words()})
+    if topics:
+        out.append(f"it names what the report checks ({', '.join(topics[:3])}: a law, contract, element or model); "
+                   "state what you mean with a typed note")
     if any(len(w) >= 2 and _ROMAN.match(w) for w in set(words) | set(parts)) or \
             any(w in ("v", "x", "l", "c", "d", "m") for w in parts):
         out.append("it holds a roman numeral")

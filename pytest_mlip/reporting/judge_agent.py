@@ -106,8 +106,8 @@ def judge_agent_report(path, store: str | None = None, root: str | None = None, 
                 result.findings.append(Finding(False, "render", "the record cannot be rendered",
                                                [f"{type(exc).__name__}: {exc}"]))
             else:
-                result.findings.append(compare_rendered(md.read_text(encoding="utf-8", errors="replace"), want,
-                                                        md.name, True, rec_path.name))
+                given = md.read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff")  # a BOM is no content
+                result.findings.append(compare_rendered(given, want, md.name, True, rec_path.name))
         else:
             result.findings.append(Finding(False, "report.md", "missing", ["the record's rendering is not there"]))
         if sample != 0:

@@ -108,12 +108,21 @@ def markdown_events(text: str) -> list[tuple]:
 _VISIBLE = re.compile(r"[^\s#=*+_-]+")
 
 
+_QUOTE = re.compile(r"(?m)^[ ]{0,3}(?:>[ ]?)+")
+
+
+def _unquote(text: str) -> str:
+    """Block-quote marks at line starts: a quoted paragraph wrapped with ``> `` on its continuation lines is the same
+    quote (the parse compares the structure; a held-out legitimate reflow was refused for the extra ``>``)."""
+    return _QUOTE.sub("", text)
+
+
 def hidden_text(given: str, want: str) -> str | None:
     """Characters of the Markdown source the parser drops (a cell past the header's count, a closing sequence of a
     heading, ...): the sources must hold the same visible characters in the same order, whatever the parse, but for
     the marks a legitimate edit may add, drop or change (emphasis ``*`` ``_``, a bullet ``-`` ``+`` ``*``, a setext
     underline ``=`` ``-``, an ATX ``#``). None when they do; else the given text around the first difference."""
-    g, w = "".join(_VISIBLE.findall(given)), "".join(_VISIBLE.findall(want))
+    g, w = "".join(_VISIBLE.findall(_unquote(given))), "".join(_VISIBLE.findall(_unquote(want)))
     if g == w:
         return None
     i = next((k for k, (x, y) in enumerate(zip(g, w)) if x != y), min(len(g), len(w)))
