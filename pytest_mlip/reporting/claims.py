@@ -366,7 +366,9 @@ TOPIC_EXEMPT = frozenset(("with", "from", "that", "this", "known", "along", "cur
                           "size", "rigid", "analytic", "reference", "fitted", "form", "model", "models", "potential",
                           "trained", "data", "version", "pretrained", "universal", "interatomic", "graph", "network",
                           "neural", "machine", "learning", "learned", "release", "default", "images", "lead",
-                          "direct", "layers", "outputs", "parameter", "foundation"))
+                          "direct", "layers", "outputs", "parameter", "foundation",
+                          # what probes are made of, not what a law says of them ("see the dimer curves")
+                          "dimer", "dimers", "crystals", "species", "element", "surface", "slab"))
 
 
 def topic_words() -> frozenset:
