@@ -490,7 +490,12 @@ def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str,
                 others = [Path(p) for p in config.getini("mlip_paths") if "generated_tests" not in Path(p).parts]
                 zone = Validator(target, committee, existing_dirs=[root / "contracts", *others], check_support=False)
             _agent_zone(f, zone)
+        builtin = f.resolve().is_relative_to(builtin_contracts_dir().resolve())
         for s in settings:
+            if not builtin and s.name in _builtin_names():
+                raise MlipError(f"{f} names a contract {s.name!r}, the name of a built-in contract: a report would show "
+                                "its verdict as the built-in one's; rename it (names identify contracts in reports "
+                                "and baselines)")
             if s.name in seen and seen[s.name] != f:
                 raise MlipError(f"duplicate contract name {s.name!r} in {f} and {seen[s.name]}: names identify "
                                 "contracts in reports and baselines; rename one of them")
@@ -518,6 +523,19 @@ def difflib_closest(name: str) -> str:
 
     return (difflib.get_close_matches(name.lower().replace("-", "_"), CONTRACT_FOLDERS, n=1, cutoff=0.0)
             or CONTRACT_FOLDERS[:1])[0]
+
+
+def _builtin_names() -> set[str]:
+    """The built-in contracts' names (read from their files, not validated again)."""
+    import tomllib
+
+    names = set()
+    for f in builtin_contracts_dir().glob(CONTRACT_GLOB):
+        try:
+            names |= {t.get("name") for t in tomllib.loads(f.read_text()).get("contract", []) if isinstance(t, dict)}
+        except (OSError, ValueError):
+            continue
+    return names
 
 
 def _stem(name: str) -> str:

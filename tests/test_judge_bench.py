@@ -311,3 +311,24 @@ def test_a_forged_second_run_into_one_store_is_re_run_exactly(tmp_path, monkeypa
     r = judge_file(tmp_path / "rep2", root=roots[1], sample=None)
     assert not r.ok and any("re-run forces differ" in x for f in r.failed for x in f.reasons), \
         "\n".join(f.line() for f in r.findings)
+
+
+def test_a_report_json_the_renderer_cannot_read_is_one_line_and_a_finding(fresh, tmp_path, capsys):
+    """A held-out case: "gate": {"passed": true} in report.json crashed render and the judge with a jinja2
+    traceback (exit 1); render says so in one line (exit 2), the judge refuses it with a finding."""
+    import json
+
+    from pytest_mlip.cli import main
+    from pytest_mlip.reporting.judge import judge_file
+
+    rep = _copy(fresh, tmp_path)
+    data = json.loads((rep / "report.json").read_text())
+    before = (rep / "report.md").read_text()
+    (rep / "report.json").write_text(json.dumps({**data, "gate": {"passed": True}}))
+    capsys.readouterr()
+    assert main(["render", str(rep)]) == 2
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert len(err) == 1 and "cannot be rendered" in err[0], err
+    assert (rep / "report.md").read_text() == before
+    r = judge_file(rep, root=fresh[1])
+    assert not r.ok

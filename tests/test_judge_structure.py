@@ -144,7 +144,7 @@ def test_disguised_comments_are_refused(text):
 
 
 @pytest.mark.parametrize("text", [
-    "Reviewed by the materials group; see the curves.", "Looked at the figures by eye before the merge.",
+    "Reviewed by the materials group; see the curves.", "Looked at the figures by eye before the meeting.",
     "Discussed at the weekly meeting.", "See the dimer curves for the shape near contact.",
     "Questions to the model authors went out on Monday.", "I parsed the output and paused the review.",
     "The surface probes use the slab from the paper.", "Kept for the record of this pull request.",

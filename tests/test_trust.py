@@ -1203,3 +1203,26 @@ def test_a_killed_run_leaves_incomplete_pages_not_the_previous_report(run, pytes
         assert "INCOMPLETE run, started and not finished" in (pytester.path / "rep" / page).read_text(), page
     data = json.loads((pytester.path / "rep" / "report.json").read_text())
     assert data["complete"] is False and data["verdicts"] == []
+
+
+def test_model_metadata_that_states_an_outcome_is_a_usage_error(run, pytester):
+    """A held-out case: a factory's version "PASS-all-16-hard-contracts" was printed in the Models table of a run
+    that failed."""
+    pytester.makepyfile(vermodel="from ase.calculators.emt import EMT\n\n\ndef factory():\n    c = EMT()\n"
+                                 "    c.mlip_metadata = {'version': 'PASS-all-16-hard-contracts'}\n    return c\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    one_line_usage_error(run("--mlip-no-builtin", model="vermodel:factory"), "version", "metadata names the model")
+
+
+def test_a_user_contract_may_not_take_a_built_in_name(run, pytester):
+    """A held-out case: a file of the user's named its contract repulsive-wall-dimers and, with --mlip-no-builtin,
+    its pass read as the built-in contract's."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="repulsive-wall-dimers")})
+    one_line_usage_error(run("--mlip-no-builtin"), "the name of a built-in contract", "rename it")
+
+
+def test_weights_for_an_analytic_model_are_a_usage_error(run, pytester):
+    """A held-out case: --mlip=emt=mymod:model ran plain EMT and said nothing of the factory it ignored."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    one_line_usage_error(run("--mlip-no-builtin", model="emt=mymod:holey"), "emt is an analytic model",
+                         "takes no weights")

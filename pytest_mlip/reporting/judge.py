@@ -268,7 +268,7 @@ def _read_report(path: Path) -> tuple[str, Any]:
 
 
 def judge_file(report, store: str | None = None, root: str | None = None, sample: int | None = 3,
-               seed: int | None = None, replay: int | None = 3) -> Judgement:
+               seed: int | None = None, replay: int | None = 3, budget: float | None = None) -> Judgement:
     """Judge a report from its source: a run report (a folder holding report.json) by :mod:`.judge_report`, a
     detective report (escalation.json or detective.json beside its report.md) by :mod:`.judge_agent`."""
     from .judge_agent import judge_agent_report, record_path
@@ -281,9 +281,9 @@ def judge_file(report, store: str | None = None, root: str | None = None, sample
     if (folder / "report.json").is_file():
         from .judge_report import judge_report
 
-        return judge_report(path, store=store, root=root, sample=sample, seed=seed, replay=replay)
+        return judge_report(path, store=store, root=root, sample=sample, seed=seed, replay=replay, budget=budget)
     if record_path(path) is not None:
-        return judge_agent_report(path, store=store, root=root, sample=sample, seed=seed)
+        return judge_agent_report(path, store=store, root=root, sample=sample, seed=seed, budget=budget)
     if path.suffix.lower() == ".json":
         _read_report(path)  # names what is wrong with it
     raise MlipError(f"{path} is not a report this tool generates: a run report has report.json beside its "

@@ -68,8 +68,12 @@ def _load(rec: Path):
         return None, f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
 
 
+def _budget(budget: float | None) -> dict:
+    return {} if budget is None else {"budget": budget}
+
+
 def judge_agent_report(path, store: str | None = None, root: str | None = None, sample: int | None = 3,
-                       seed: int | None = None) -> Judgement:
+                       seed: int | None = None, budget: float | None = None) -> Judgement:
     from .judge_report import compare_rendered, model_loader, pick_store, spot_check, store_findings
 
     path = Path(path)
@@ -111,7 +115,7 @@ def judge_agent_report(path, store: str | None = None, root: str | None = None, 
         else:
             result.findings.append(Finding(False, "report.md", "missing", ["the record's rendering is not there"]))
         if sample != 0:
-            result.findings += spot_check(judge, sample, seed, model_loader(judge))
+            result.findings += spot_check(judge, sample, seed, model_loader(judge), **_budget(budget))
         req = required_of(record, judge.run_art.value or {})
         result.required_total = len(req)
         result.required_present = sum(1 for f in result.findings if f.required and f.ok)

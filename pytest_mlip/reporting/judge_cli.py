@@ -34,6 +34,10 @@ def add_parser(subparsers):
                    help="model calls to re-run per model, chosen at random (default 3)")
     p.add_argument("--replay", type=argtype(Number("a number of checks", "3"), "--replay"), default=None, metavar="N",
                    help="measured checks to replay on the stored model calls, chosen at random (default 3)")
+    p.add_argument("--budget", type=argtype(Number("seconds", "60", integer=False, maximum=1e6), "--budget"),
+                   default=None, metavar="SECONDS",
+                   help="after the sample and each item's most extreme calls, re-run more calls at random while "
+                        "SECONDS last (default 60, split over the models; 0: none)")
     p.add_argument("--all", action="store_true", help="re-run every stored model call and replay every measured check")
     p.add_argument("--seed", type=argtype(Number("a random seed", "0"), "--seed"), default=None, help="seed of the random sample (default: fresh each time)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the failed checks and the summary")
@@ -66,7 +70,8 @@ def run(args) -> int:
     from .replay import DEFAULT_REPLAY
 
     replay = None if args.all else (DEFAULT_REPLAY if args.replay is None else args.replay)
-    result = judge_file(args.report, store=args.store, root=args.root, sample=sample, seed=args.seed, replay=replay)
+    result = judge_file(args.report, store=args.store, root=args.root, sample=sample, seed=args.seed, replay=replay,
+                        budget=None if args.budget is None else float(args.budget))
     print(f"judge: {result.report} against {result.store} (run {result.run})")
     for f in result.findings:
         if f.ok and args.quiet:

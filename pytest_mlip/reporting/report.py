@@ -515,7 +515,13 @@ def rerender(folder) -> list[Path]:
         problems = comment_problems(n.text, names) if n.kind == "comment" else []
         if problems:
             raise ReportError(f"{src}: notes[{i}] (comment): {problems[0]}")
-    figs = figures_for(data)
+    try:  # everything is drawn before a file is written: a report.json the renderer cannot read changes nothing
+        figs = figures_for(data)
+        pages = (("report.md", render_markdown(data, figs)), ("report.html", render_html(data, figs)))
+    except Exception as exc:  # noqa: BLE001 - an edited report.json is the user's input: one line, exit 2
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise ReportError(f"{src}: cannot be rendered ({type(exc).__name__}: {first[:200]}); it is not as the run "
+                          "wrote it: undo the edit (only notes may be added) or regenerate the report") from None
     _refuse_links(folder, ["figures", "report.md", "report.html"] + [f"figures/{f['name']}" for f in figs])
     manifest = read_manifest(folder)
     out = []
@@ -525,7 +531,7 @@ def rerender(folder) -> list[Path]:
             old.unlink()
     for f in figs:
         (folder / "figures" / f["name"]).write_bytes(f["png"])
-    for name, text in (("report.md", render_markdown(data, figs)), ("report.html", render_html(data, figs))):
+    for name, text in pages:
         tmp = folder / f".{name}.tmp"
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, folder / name)
