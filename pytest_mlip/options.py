@@ -58,6 +58,9 @@ def pytest_configure(config):
         except (ValueError, pytest.UsageError) as exc:  # pytest's own bool parsing refused the text
             raise pytest.UsageError(f"ini option {ini_name(opt)}: {exc}; write {ini_name(opt)} = true or false "
                                     f"(as {opt.names()[0]} is a flag)") from None
+        if isinstance(raw, (list, tuple)) and not is_flag(opt):  # a TOML array where one string is meant
+            raise pytest.UsageError(f"ini option {ini_name(opt)} is a list ({raw!r}); write one string, e.g. "
+                                    f"{ini_name(opt)} = \"a,b\" (as {opt.names()[0]}=VALUE takes)")
         if isinstance(raw, str) and not raw.strip() and not is_flag(opt):
             # present but empty (`mlip_report =`, `mlip = ""`): read as unset, the run silently did something else
             raise pytest.UsageError(f"ini option {ini_name(opt)} is empty; give it a value (as {opt.names()[0]}=VALUE "
@@ -70,6 +73,10 @@ def pytest_configure(config):
         else:
             kind = attrs.get("type")
             value = raw if kind in (None, str, "string") else _convert(kind, raw, opt)
+            choices = attrs.get("choices")
+            if choices and value not in choices:  # the command line refuses it up front; so does the ini file
+                raise pytest.UsageError(f"ini option {ini_name(opt)} = {raw!r} is not one of {', '.join(map(str, choices))}"
+                                        f" (as {opt.names()[0]} takes)")
         setattr(config.option, opt.dest, value)
         from_ini.add(opt.dest)
     try:

@@ -1226,3 +1226,95 @@ def test_weights_for_an_analytic_model_are_a_usage_error(run, pytester):
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
     one_line_usage_error(run("--mlip-no-builtin", model="emt=mymod:holey"), "emt is an analytic model",
                          "takes no weights")
+
+
+WALL = '[[contract]]\nname = "{name}"\ncheck = "repulsive_wall"\npairs = [["H", "H"], ["Cu", "Cu"]]\n'
+
+
+def test_a_model_with_no_interaction_fails_the_run(run, pytester):
+    """A held-out case: E = -1 eV per atom and F = 0 everywhere passed the repulsive walls (a flat curve never
+    falls); every call with zero forces and one energy per atom is named MODEL BROKEN, and the run fails."""
+    pytester.makepyfile(inert="import numpy as np\nfrom ase.calculators.calculator import Calculator, all_changes\n\n\n"
+                              "class Inert(Calculator):\n    implemented_properties = ['energy', 'forces']\n\n"
+                              "    def calculate(self, atoms=None, properties=('energy',), system_changes=all_changes):\n"
+                              "        super().calculate(atoms, properties, system_changes)\n"
+                              "        n = len(self.atoms)\n"
+                              "        self.results = {'energy': -1.0 * n, 'forces': np.zeros((n, 3))}\n\n\n"
+                              "def factory():\n    return Inert()\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": WALL.format(name="wall")})
+    res = run("--mlip-no-builtin", "--mlip-report=rep", model="inert:factory")
+    assert res.ret == 1, res.stdout.str()[-2000:]
+    inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
+    assert any(u.startswith("MODEL BROKEN inert:factory: no interaction") for u in inc["unchecked"]), inc
+    assert run("--mlip-no-builtin", model="emt").ret == 0  # a model with forces is not inert
+
+
+def test_a_masked_energy_is_an_error(run, pytester):
+    pytester.makepyfile(masked="import numpy as np\nfrom ase.calculators.emt import EMT\n\n\nclass M(EMT):\n"
+                               "    def calculate(self, *a, **k):\n        super().calculate(*a, **k)\n"
+                               "        self.results['energy'] = np.ma.masked\n\n\ndef factory():\n    return M()\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    res = run("--mlip-no-builtin", model="masked:factory")
+    assert res.ret == 1 and "masked value" in res.stdout.str(), res.stdout.str()[-2000:]
+
+
+@pytest.mark.parametrize("ini, words", [('mlip = ["emt", "lennard-jones"]', "ini option mlip is a list"),
+                                        ('mlip_committee = ["emt"]', "ini option mlip_committee is a list"),
+                                        ('mlip_adversary_method = "genetic"', "is not one of ascent")])
+def test_ini_values_of_the_wrong_shape_are_usage_errors(pytester, ini, words):
+    """Held-out cases: TOML arrays for mlip / mlip_committee ended in an INTERNALERROR; an ini choice outside the
+    option's choices ran the model and crashed every adversary item."""
+    pytester.makepyprojecttoml(f"[tool.pytest.ini_options]\n{ini}\n")
+    args = ["-p", "no:cacheprovider", "--mlip-no-builtin"] + ([] if ini.startswith("mlip =") else ["--mlip=emt"]) \
+        + (["--mlip-committee=none"] if "adversary" in ini else [])
+    one_line_usage_error(pytester.runpytest_inprocess(*args), words)
+
+
+@pytest.mark.parametrize("module", ["import os\nos._exit(0)\n",
+                                    "import os, threading\nfrom ase.calculators.emt import EMT\n\n\n"
+                                    "def factory():\n    threading.Timer(0.2, os._exit, args=(0,)).start()\n"
+                                    "    return EMT()\n"])
+def test_os_exit_zero_outside_a_model_call_fails_the_run(pytester, module):
+    """Held-out cases: os._exit(0) as a factory's module is imported, or from a thread the model starts, ended the
+    run with exit 0, nothing run and no report."""
+    pytester.makepyfile(quitter=module + ("\n\ndef factory():\n    return None\n" if "def factory" not in module
+                                          else ""))
+    pytester.makepyfile(slowtest="import time\n\n\ndef test_wait(mlip_model):\n    time.sleep(2)\n")
+    res = pytester.runpytest_subprocess("--mlip=quitter:factory", "--mlip-committee=none", "--mlip-no-builtin",
+                                        "-p", "no:cacheprovider", "slowtest.py")
+    assert res.ret == 1, (res.ret, res.stdout.str()[-1500:], res.stderr.str()[-1500:])
+    assert "os._exit(0) was called before the run finished" in res.stderr.str()
+
+
+@pytest.mark.parametrize("frames, words", [(0, "holds no atom"), (2, "holds 2 frames")])
+def test_structure_files_with_no_atom_or_several_frames_are_usage_errors(run, pytester, frames, words):
+    """Held-out cases: an empty structure file ended in an internal ValueError (exit 1); a file of two frames was
+    checked on its first only, without a word."""
+    from ase import Atoms
+    from ase.io import write
+
+    (pytester.path / "contracts").mkdir()
+    images = [Atoms()] if frames == 0 else [Atoms("H2", positions=[[0, 0, 0], [0, 0, 0.74 + 0.1 * i]])
+                                            for i in range(frames)]
+    write(pytester.path / "contracts" / "s.extxyz", images)
+    (pytester.path / "contracts" / "mlip_x.toml").write_text(
+        '[[contract]]\nname = "x"\ncheck = "symmetry"\ntransform = "translation"\nsamples = 1\n'
+        'structures = [ { kind = "file", path = "s.extxyz" } ]\n')
+    one_line_usage_error(run("--mlip-no-builtin"), words)
+
+
+@pytest.mark.parametrize("name", ["mlip_x.toml ", "mlip_x. toml", ".mlip_x.toml"])
+def test_near_miss_names_with_spaces_or_a_dot_warn_with_the_right_name(run, pytester, name):
+    contracts(pytester, **{"contracts/mlip_ok.toml": SMALL.format(name="ok"), f"contracts/{name}": SMALL.format(
+        name="gap")})
+    out = " ".join(run("--mlip-no-builtin").stdout.str().split())
+    assert "looks like a contract file but is not collected" in out and "rename it to mlip_x.toml" in out, out[-800:]
+
+
+def test_held_out_round_two_usage_mistakes(run, pytester):
+    """Names differing in case alone; a report folder inside generated_tests/."""
+    contracts(pytester, **{"contracts/mlip_a.toml": SMALL.format(name="Dupx"),
+                           "contracts/mlip_b.toml": SMALL.format(name="dupx")})
+    one_line_usage_error(run("--mlip-no-builtin"), "differ only in case")
+    (pytester.path / "contracts" / "mlip_b.toml").unlink()
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-report=generated_tests/rep"), "the agent's zone")

@@ -187,6 +187,12 @@ def _check_structures(path: Path, text: str | None, i: int, settings, root: Path
             raise ContractFileError(f"{where}: {spec.label()} has {n} atoms, more than the limit {limit}; "
                                     "use a smaller structure or raise the limit with max_atoms = N at the top of "
                                     "the file")
+        if getattr(spec, "kind", "") == "file" and "index" not in spec.model_fields_set:
+            frames = _frames(spec.path)
+            if frames > 1:  # a held-out case: frame 0 was checked and the others dropped without a word
+                raise ContractFileError(f"{where}: structure file {Path(spec.path).name} holds {frames} frames; "
+                                        "name the one to check with index = K (0 is the first), or give one "
+                                        "structure per frame")
         if getattr(spec, "kind", "") == "file":
             bad = _file_geometry_problem(spec.build())
             if bad:
@@ -197,6 +203,20 @@ def _check_structures(path: Path, text: str | None, i: int, settings, root: Path
                 raise ContractFileError(f"{where}: {spec.label()} holds atoms {close[0]} and {close[1]} "
                                         f"{close[2]:.3f} A apart, on top of each other (closer than "
                                         f"{MIN_SEPARATION:g} A); fix the structure file")
+
+
+def _frames(path) -> int:
+    from ase.io import iread
+
+    n = 0
+    try:
+        for _ in iread(path, index=":"):
+            n += 1
+            if n > 1:
+                break
+    except Exception:  # noqa: BLE001 - a format that cannot list its frames holds one (reading it is checked next)
+        return 1
+    return n
 
 
 #: atoms of a structure file closer than this (in A) sit on top of each other: a broken file, not a structure
@@ -211,6 +231,8 @@ def _file_geometry_problem(atoms) -> str | None:
 
     import numpy as np
 
+    if len(atoms) == 0:
+        return "holds no atom"
     if (atoms.numbers == 0).any():
         i = int(np.argmax(atoms.numbers == 0))
         return (f"holds atom {i} of atomic number 0 (the dummy symbol X), which no model knows; give every atom a "

@@ -58,12 +58,13 @@ def no_process_exit(what: str):
     instead of ending the process with no verdict (exit 0 and no report); other threads exit as usual."""
     owner = threading.get_ident()
 
+    previous = os._exit
+
     def refuse(status=0):
-        if threading.get_ident() != owner:
-            return _REAL_EXIT(status)
+        if threading.get_ident() != owner:  # another thread: the run's own guard (plugin.guard_process_exit) decides
+            return previous(status)
         raise ModelExit(f"{what} called os._exit({status}) (a model must raise an exception, not end the process)")
 
-    previous = os._exit
     os._exit = refuse
     try:
         yield
@@ -247,6 +248,10 @@ class CallStats:
     seconds: float = 0.0
     failures: int = 0
     repeats: int = 0  # extra calls of the sampled determinism check (not counted in ``calls``)
+    multi: int = 0  # calls on structures of two atoms or more
+    flat: int = 0  # of those, calls whose forces were all exactly zero
+    #: the energies per atom (rounded to 1e-9 eV) of the flat calls: one value over every call is no interaction
+    flat_energies: set = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -436,7 +441,13 @@ class Evaluator:
                 raise ModelEvaluationError(self.name, work, f"model raised {type(exc).__name__}: {exc}") from exc
             finally:
                 self.stats.seconds += time.perf_counter() - start
-            return self._check(work, out, "stress" in props)
+            result = self._check(work, out, "stress" in props)
+            if len(work) >= 2:
+                self.stats.multi += 1
+                if not result.forces.any():
+                    self.stats.flat += 1
+                    self.stats.flat_energies.add(round(result.energy / len(work), 9))
+            return result
         except ModelEvaluationError:
             self.stats.failures += 1
             raise
@@ -523,6 +534,9 @@ def validate_output(model: str, atoms, out: dict, want_stress: bool) -> Evaluati
     n = len(atoms)
     if out.get("energy") is None:
         raise ModelOutputError(model, atoms, "energy", "no energy returned (results['energy'] missing or None)")
+    for prop in ("energy", "forces", "stress"):
+        if isinstance(out.get(prop), np.ma.MaskedArray) and np.ma.is_masked(out[prop]):
+            raise ModelOutputError(model, atoms, prop, "a masked value (numpy.ma): no number where one is due")
     e = _numeric_array(model, atoms, "energy", out["energy"])
     if e.size != 1:
         raise ModelOutputError(model, atoms, "energy", f"got shape {e.shape}, expected one number for the "

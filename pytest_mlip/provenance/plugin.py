@@ -199,11 +199,11 @@ def pytest_runtest_call(item):
         _record_item(item, prov, evaluator)
 
 
-def _sample_state(evaluator) -> tuple[int, int, int, int]:
+def _sample_state(evaluator) -> tuple[int, int, int, int, int, int]:
     if evaluator is None:
-        return 0, 0, 0, 0
+        return 0, 0, 0, 0, 0, 0
     return (evaluator.stats.calls, evaluator.stats.repeats, len(evaluator.nondeterminism),
-            len(getattr(evaluator, "raised", ())))
+            len(getattr(evaluator, "raised", ())), evaluator.stats.multi, evaluator.stats.flat)
 
 
 def _record_sample(item, evaluator, before):
@@ -212,14 +212,17 @@ def _record_sample(item, evaluator, before):
     that caught the evaluator's error)."""
     if evaluator is None or evaluator.sample is None:
         return
-    calls, repeats, found, raised = _sample_state(evaluator)
+    calls, repeats, found, raised, multi, flat = _sample_state(evaluator)
     unreported = list(dict.fromkeys(str(e) for e in evaluator.raised[before[3]:raised] if not e.reported))
     from ..models.probe import take_probe_failures
 
     unreported += [f"element probe of {evaluator.name}: {m}" for m in take_probe_failures(item.mlip_spec)]
     item.user_properties.append(("mlip_sample", json.dumps({
         "model": evaluator.name, "calls": calls - before[0], "repeats": repeats - before[1],
-        "violations": evaluator.nondeterminism[before[2]:found], "unreported": unreported}, default=float)))
+        "violations": evaluator.nondeterminism[before[2]:found], "unreported": unreported,
+        # calls on two atoms or more, and those with every force exactly zero (with their energies per atom)
+        "multi": multi - before[4], "flat": flat - before[5],
+        "flat_energies": sorted(evaluator.stats.flat_energies)[:3]}, default=float)))
 
 
 def _record_item(item, prov, evaluator):

