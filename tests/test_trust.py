@@ -1228,7 +1228,7 @@ def test_weights_for_an_analytic_model_are_a_usage_error(run, pytester):
                          "takes no weights")
 
 
-WALL = '[[contract]]\nname = "{name}"\ncheck = "repulsive_wall"\npairs = [["H", "H"], ["Cu", "Cu"]]\n'
+TWO_WALLS = '[[contract]]\nname = "{name}"\ncheck = "repulsive_wall"\npairs = [["H", "H"], ["Cu", "Cu"]]\n'
 
 
 def test_a_model_with_no_interaction_fails_the_run(run, pytester):
@@ -1241,7 +1241,7 @@ def test_a_model_with_no_interaction_fails_the_run(run, pytester):
                               "        n = len(self.atoms)\n"
                               "        self.results = {'energy': -1.0 * n, 'forces': np.zeros((n, 3))}\n\n\n"
                               "def factory():\n    return Inert()\n")
-    contracts(pytester, **{"contracts/mlip_x.toml": WALL.format(name="wall")})
+    contracts(pytester, **{"contracts/mlip_x.toml": TWO_WALLS.format(name="wall")})
     res = run("--mlip-no-builtin", "--mlip-report=rep", model="inert:factory")
     assert res.ret == 1, res.stdout.str()[-2000:]
     inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
