@@ -75,17 +75,22 @@ def _running_text(started: str) -> str:
             "running, it ended abnormally (killed, a crash in native code, out of memory)")
 
 
+def _wording(headline: str, code: str = " (exit 2)") -> tuple[str, str]:
+    """How the run ended and what to do, for the watchdog's pages or the start-of-run placeholders."""
+    if headline == HEADLINE:
+        return (f"the watchdog ended the run{code} before any verdict was reported",
+                "fix the model or raise --mlip-timeout, then run again")
+    return "no verdict of it was reported", "read the job's log for how it ended, then run again"
+
+
 def summary_text(run: dict, stuck: str, report_dir: Path | None, headline: str = HEADLINE) -> str:
     from .plugin import SUMMARY_HEAD
 
     where = f"; report `{report_dir / 'report.html'}` (incomplete too)" if report_dir else ""
-    how = ("the watchdog ended the run before any verdict was reported" if headline == HEADLINE
-           else "no verdict of it was reported")
-    fix = ("Fix the model or raise --mlip-timeout, then run again." if headline == HEADLINE
-           else "Read the job's log for how it ended, then run again.")
+    how, fix = _wording(headline, "")
     return (f"{SUMMARY_HEAD} `{run['target']}`: {headline}\n\n"
             f"**INCOMPLETE: {stuck}; {how}.**\n\n"
-            f"No verdict of this run is reported: this is not a result. {fix}\n\n"
+            f"No verdict of this run is reported: this is not a result. {fix[0].upper() + fix[1:]}.\n\n"
             f"Provenance: run `{run['id']}` (never finished), code `{run['code_version']}`{where}.\n")
 
 
@@ -101,10 +106,7 @@ def report_json(run: dict, stuck: str, headline: str = HEADLINE) -> dict:
 
 
 def report_markdown(run: dict, stuck: str, headline: str = HEADLINE) -> str:
-    how = ("the watchdog ended the run (exit 2) before any verdict was reported" if headline == HEADLINE
-           else "no verdict of it was reported")
-    fix = ("fix the model or raise --mlip-timeout, then run again" if headline == HEADLINE
-           else "read the job's log for how it ended, then run again")
+    how, fix = _wording(headline)
     return (f"# pytest-mlip report: `{run['target']}`: {headline}\n\n"
             f"> **{headline}.** {stuck[0].upper() + stuck[1:]}; {how}. This report holds no verdict and no "
             "number: it is not a result of the run.\n\n"
@@ -115,8 +117,7 @@ def report_markdown(run: dict, stuck: str, headline: str = HEADLINE) -> str:
 
 def report_html(run: dict, stuck: str, headline: str = HEADLINE) -> str:
     e = html.escape
-    how = ("the watchdog ended the run (exit 2) before any verdict was reported" if headline == HEADLINE
-           else "no verdict of it was reported")
+    how, _ = _wording(headline)
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>pytest-mlip report: "
             f"{e(headline)}</title></head>\n<body>\n<h1>pytest-mlip report: <code>{e(run['target'])}</code>: "
             f"{e(headline)}</h1>\n<p><strong>{e(headline)}.</strong> {e(stuck)}; {e(how)}. This report holds no "
