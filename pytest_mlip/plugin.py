@@ -8,6 +8,7 @@ reported as ``violated`` without failing it.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -567,8 +568,9 @@ def difflib_closest(name: str) -> str:
             or CONTRACT_FOLDERS[:1])[0]
 
 
-def _builtin_names() -> set[str]:
-    """The built-in contracts' names (read from their files, not validated again)."""
+@functools.lru_cache(maxsize=1)
+def _builtin_names() -> frozenset[str]:
+    """The built-in contracts' names (read from their files once, not validated again)."""
     import tomllib
 
     names = set()
@@ -577,7 +579,7 @@ def _builtin_names() -> set[str]:
             names |= {t.get("name") for t in tomllib.loads(f.read_text()).get("contract", []) if isinstance(t, dict)}
         except (OSError, ValueError):
             continue
-    return names
+    return frozenset(names)
 
 
 def _stem(name: str) -> str:
