@@ -32,7 +32,9 @@ the fresh runs, tm-wall and the detective example; its three wrong outcomes were
 a count note that was true, rows padded before their first pipe into the list above them; so the range is
 spent), 6000-6999 the fifth (``--split held-out-5``: seeds 6000-6001 spent in session 8, with the committed
 example and the detective example, 0 of 415 fabrications approved, 0 of 184 rewrites flagged), 7000-7999 the
-sixth (``--split held-out-6``, for session 9 to run once at its end).
+sixth (``--split held-out-6``: seed 7000 spent in session 9 on the fresh runs and tm-wall, 0 of 114 fabrications
+approved, 1 of 49 rewrites flagged: a value note printing 0.3 for the report's 0.300, refused as re-rounded; the
+judge accepts it since; so the range is spent).
 """
 
 from __future__ import annotations
@@ -941,7 +943,7 @@ def l_reflow_prose_md(f, rng):
 
 #: comments the README's rule permits
 PERMITTED_COMMENTS = [
-    "Reviewed by the materials group; see the curves.", "Looked at the figures by eye before the merge.",
+    "Reviewed by the materials group; see the curves.", "Looked at the figures by eye before the meeting.",
     "Discussed at the weekly meeting.", "See the dimer curves for the shape near contact.",
     "Questions to the model authors went out on Monday.", "Attached for the release notes of this week.",
     "The surface probes use the slab from the paper.", "Kept for the record of this pull request.",

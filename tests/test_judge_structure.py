@@ -176,3 +176,13 @@ def test_report_json_with_a_duplicate_key_is_refused(tmp_path):
     else:
         assert not result.ok
     _json.loads((dst / "report.json").read_text())  # plain json would have taken the last value silently
+
+
+def test_a_value_note_may_drop_the_trailing_zeros_of_the_reports_rounding():
+    """A held-out-6 legitimate note: 0.3 for an artifact the report prints as 0.300 is the same number."""
+    from pytest_mlip.reporting.claims import number_mismatch
+
+    assert number_mismatch("0.3", 0.3) is None and number_mismatch("0.300", 0.3) is None
+    assert number_mismatch("0.3", 0.3004) is None  # the report prints 0.300: the same number
+    assert number_mismatch("0.3", 0.3051) is not None  # coarser than the report's rounding (0.305)
+    assert number_mismatch("0.4", 0.3) is not None

@@ -59,9 +59,14 @@ def spawn_until(pytester, model: str, marker: str, *args, stderr):
     import time
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pytester.path), str(ROOT)]))
+    import signal
+
+    # the child starts with Ctrl-C at its default, as from a terminal: a process that ignores SIGINT passes that on
+    # to the programs it starts, and Python then never raises KeyboardInterrupt (seen in an xdist worker)
     proc = subprocess.Popen([sys.executable, "-m", "pytest", f"--mlip={model}", "--mlip-committee=none",
                              "--mlip-no-builtin", "-p", "no:cacheprovider", *args],
-                            cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True)
+                            cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 120
     while not (pytester.path / marker).exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.1)
@@ -1058,7 +1063,7 @@ def test_sigint_while_a_slow_factory_loads_says_so_in_one_line(pytester):
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
     proc = spawn_until(pytester, "slowload:factory", "loading", *OUTPUTS[:2], stderr=subprocess.PIPE)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=120)
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, (out, err)
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1 and "while loading model 'slowload:factory'; nothing was run" in lines[0], (out, err)
