@@ -385,7 +385,6 @@ def topic_words() -> frozenset:
     nickel") speaks of a finding without a claim the judge could check (held-out cases)."""
     global _TOPICS
     if _TOPICS is None:
-        from ase.data import chemical_symbols  # noqa: F401  (ase is a dependency)
         from ase.data import atomic_names
 
         text = [n for n in atomic_names if n]
