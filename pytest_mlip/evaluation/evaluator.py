@@ -446,7 +446,8 @@ class Evaluator:
                 self.stats.multi += 1
                 if not result.forces.any():
                     self.stats.flat += 1
-                    self.stats.flat_energies.add(round(result.energy / len(work), 9))
+                    if len(self.stats.flat_energies) < 2:  # one value or more than one: all the check needs
+                        self.stats.flat_energies.add(round(result.energy / len(work), 9))
             return result
         except ModelEvaluationError:
             self.stats.failures += 1

@@ -222,7 +222,7 @@ def _record_sample(item, evaluator, before):
         "violations": evaluator.nondeterminism[before[2]:found], "unreported": unreported,
         # calls on two atoms or more, and those with every force exactly zero (with their energies per atom)
         "multi": multi - before[4], "flat": flat - before[5],
-        "flat_energies": sorted(evaluator.stats.flat_energies)[:3]}, default=float)))
+        "flat_energies": sorted(evaluator.stats.flat_energies)}, default=float)))
 
 
 def _record_item(item, prov, evaluator):
