@@ -99,6 +99,13 @@ def test_tolerance_tighter_than_calibrated_is_refused(gate):
     refused(gate.protocol(wall(tolerance={"drop": 1e-3})), "tighter")  # above the noise, below the default
 
 
+def test_tolerance_looser_than_calibrated_is_refused(gate):
+    """A protocol keeps the tolerance its finding was measured with: loosening it could turn the regression test of
+    a finding into one the broken model passes (999 used to be accepted)."""
+    refused(gate.protocol(wall(tolerance={"drop": 0.02})), "looser than the calibrated default 0.01", "contracts/")
+    refused(gate.protocol(wall(tolerance={"drop": 999})), "looser", "100x the built-in default")
+
+
 def test_out_of_domain_parameter_is_refused(gate):
     refused(gate.protocol(wall(r_inner=0.01)), "admissible range")
 

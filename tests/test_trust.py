@@ -705,6 +705,25 @@ def test_energy_force_tolerance_below_its_measured_floor_is_a_usage_error(tmp_pa
     assert parse_contracts(f, root=tmp_path)[0].tolerance["forces"] == 3 * floor
 
 
+@pytest.mark.parametrize("check, key, loose", [("energy_force", "forces", 999.0), ("zero_net_force", "net_force", 0.5),
+                                                 ("determinism", "forces", 0.1)])
+def test_a_tolerance_over_100x_the_builtin_default_is_a_usage_error(tmp_path, check, key, loose):
+    """999 (or any tolerance two orders of magnitude above the built-in default) makes a check hardly any model
+    can fail: refused when read, naming the default, the contract it comes from and the ceiling; 100x is allowed."""
+    from pytest_mlip.contracts.files import parse_contracts, tolerance_ceiling
+    from pytest_mlip.errors import ContractFileError
+
+    ceiling, where = tolerance_ceiling(check, key)
+    f = tmp_path / "mlip_loose.toml"
+    body = ('[[contract]]\nname = "loose"\ncheck = "{check}"\nstructures = [ {{ kind = "molecule", name = "H2O" }} ]\n'
+            'tolerance = {{ {key} = {tau!r} }}\n')
+    f.write_text(body.format(check=check, key=key, tau=loose))
+    with pytest.raises(ContractFileError, match=f"more than 100x the built-in default .* in {where}.*<= {ceiling:g}"):
+        parse_contracts(f, root=tmp_path)
+    f.write_text(body.format(check=check, key=key, tau=ceiling))
+    assert parse_contracts(f, root=tmp_path)[0].tolerance[key] == ceiling
+
+
 @pytest.mark.parametrize("name, value", [("PYTEST_MLIP_REFERENCE_THREADS", "two"), ("PYTEST_MLIP_GPAW_RANKS", "0"),
                                          ("PYTEST_MLIP_THREADS", "-1"), ("PYTEST_MLIP_OFFLINE", "maybe")])
 def test_bad_environment_variables_are_usage_errors(run, pytester, monkeypatch, name, value):

@@ -269,6 +269,10 @@ class Validator:
             if key in defaults and tau < defaults[key] * (1 - 1e-9):
                 errors.append(f"{settings.name}: tolerance {key} = {tau:g} is tighter than the calibrated default "
                               f"{defaults[key]:g} (tolerances come from measured noise; an agent may not tighten them)")
+            elif key in defaults and tau > defaults[key] * (1 + 1e-9):
+                errors.append(f"{settings.name}: tolerance {key} = {tau:g} is looser than the calibrated default "
+                              f"{defaults[key]:g} (a protocol keeps the tolerance its finding was measured with; to "
+                              "loosen it, make it a contract of your own under contracts/)")
         units = units_of(table)
         if not units:
             errors.append(f"{settings.name}: no probe structures (pairs, surfaces or structures)")

@@ -103,20 +103,42 @@ def tolerance_floor(check: str, key: str) -> tuple[float, str] | None:
     return best
 
 
+#: how many times looser than the built-in default a tolerance may be: the defaults sit at >= 3x the measured noise;
+#: two orders of magnitude above that, a verdict no longer says much about the law it names
+CEILING_FACTOR = 100.0
+
+
+def tolerance_ceiling(check: str, key: str) -> tuple[float, str] | None:
+    """The loosest tolerance a contract may set for (check, key): :data:`CEILING_FACTOR` times the loosest built-in
+    default of that check, and the built-in contract it comes from (``None`` for keys no built-in contract sets)."""
+    best = None
+    for name, (chk, tolerance) in _builtin_settings().items():
+        if chk == check and key in tolerance:
+            if best is None or tolerance[key] > best[0] / CEILING_FACTOR:
+                best = (CEILING_FACTOR * float(tolerance[key]), name)
+    return best
+
+
 def _builtin_checks() -> dict[str, str]:
-    """contract name -> check of the built-in suite (read without validation; the files are ours)."""
-    global _BUILTIN_CHECKS
-    if _BUILTIN_CHECKS is None:
+    """contract name -> check of the built-in suite."""
+    return {name: check for name, (check, _) in _builtin_settings().items()}
+
+
+def _builtin_settings() -> dict[str, tuple[str, dict]]:
+    """contract name -> (check, default tolerance) of the built-in suite (read without validation; the files are
+    ours)."""
+    global _BUILTIN
+    if _BUILTIN is None:
         from ..plugin import builtin_contracts_dir
 
-        _BUILTIN_CHECKS = {}
+        _BUILTIN = {}
         for f in sorted(builtin_contracts_dir().glob("mlip_*.toml")):
             for t in tomllib.loads(f.read_text()).get("contract", []):
-                _BUILTIN_CHECKS[t.get("name")] = t.get("check")
-    return _BUILTIN_CHECKS
+                _BUILTIN[t.get("name")] = (t.get("check"), dict(t.get("tolerance", {})))
+    return _BUILTIN
 
 
-_BUILTIN_CHECKS: dict[str, str] | None = None
+_BUILTIN: dict[str, tuple[str, dict]] | None = None
 
 
 def structure_specs(obj) -> list:
@@ -346,6 +368,12 @@ def _check_tolerances(path: Path, text: str, i: int, settings):
             raise ContractFileError(f"{_at(path, text, i, ('tolerance',))}.tolerance.{key} = {tau:g} is above "
                                     f"{TOLERANCE_CEILING:g}: no violation this check measures reaches it, so the "
                                     f"check could never fail; use a tolerance {key} of a few times its noise floor")
+        ceiling = tolerance_ceiling(settings.check, key)
+        if ceiling is not None and tau > ceiling[0]:
+            raise ContractFileError(f"{_at(path, text, i, ('tolerance',))}.tolerance.{key} = {tau:g} is more than "
+                                    f"{CEILING_FACTOR:g}x the built-in default ({ceiling[0] / CEILING_FACTOR:g} in "
+                                    f"{ceiling[1]}): a check that loose hardly tells a broken model from a clean one; use tolerance {key} "
+                                    f"<= {ceiling[0]:g}")
         floor = tolerance_floor(settings.check, key)
         if floor is not None and tau < floor[0]:
             raise ContractFileError(f"{_at(path, text, i, ('tolerance',))}.tolerance.{key} = {tau:g} is below the "
