@@ -901,10 +901,24 @@ def test_overrun_call_is_a_timeout_even_when_the_interrupt_is_swallowed(monkeypa
     ('[[contract]]\nname = "w"\ncheck = "repulsive_wall"\npairs = []\n', ["(w) checks nothing", "pairs"]),
     ('[[contract]]\nname = "t"\ncheck = "dimer_tail"\nelements = []\n', ["(t) checks nothing", "elements"]),
     ('[[contract]]\nname = "d"\ncheck = "dissociation"\nhard = false\npairs = []\n', ["(d) checks nothing", "pairs"]),
+    (SMALL.format(name="pim").replace('"translation"', '"periodic_image"'),
+     ["(pim) checks nothing", "none of its structures is periodic", "bulk crystal, a slab or a structure file"]),
 ])
 def test_a_contract_that_checks_nothing_is_a_usage_error(run, pytester, text, needles):
     """Settings that give the check no probe at all (structures = [], no pairs) are refused when the file is read,
     for every law, naming the contract and the field: never a skip and a green run."""
+    contracts(pytester, **{"contracts/mlip_x.toml": text})
+    one_line_usage_error(run("--mlip-no-builtin"), *needles)
+
+
+@pytest.mark.parametrize("text, needles", [
+    ("[[contract]]\n", ["contract[0] has no check", 'write check = "NAME"', "energy_force"]),
+    ('[[contract]]\nname = "b"\ncheck = "born_stability"\nstructures = [ { kind = "bulk", name = "cu", '
+     'crystalstructure = "fcc", a = 3.6 } ]\n', ["'cu' is not a chemical formula", "write 'Cu'"]),
+])
+def test_contract_file_mistakes_name_their_fix(run, pytester, text, needles):
+    """An empty table says the check is missing (not 'unknown check None'); a lower-case bulk name names the
+    capitalised symbol."""
     contracts(pytester, **{"contracts/mlip_x.toml": text})
     one_line_usage_error(run("--mlip-no-builtin"), *needles)
 

@@ -300,6 +300,10 @@ def _check_probes(path: Path, text: str, i: int, settings):
         return
     if first is not None:
         return
+    fix = CHECKS[settings.check]().no_probe_fix(settings)
+    if fix is not None:
+        where = f"{path}" if text is None else f"{path}:{_line_of(text, i, ('structures',))}: contract[{i}]"
+        raise ContractFileError(f"{where} ({settings.name}) checks nothing: {fix}")
     empty = [k for k in type(settings).model_fields
              if isinstance(getattr(settings, k, None), (list, tuple)) and not getattr(settings, k)]
     named = [k for k in empty if k in settings.model_fields_set] or empty
@@ -426,6 +430,9 @@ def parse_contracts(path: str | Path, text: str | None = None, root: str | Path 
         if check not in CHECKS:
             line = _line_of(text, i, ("check",))
             known = ", ".join(sorted(CHECKS))
+            if check is None:
+                raise ContractFileError(f"{path}:{line}: contract[{i}] has no check: write check = \"NAME\" (one "
+                                        f"of: {known})")
             raise ContractFileError(f"{path}:{line}: contract[{i}].check: unknown check {check!r} (known: {known})")
         try:
             # JSON mode + strict: a string is never a number or a boolean, 1 is not true; arrays may fill tuples

@@ -201,6 +201,11 @@ class Check:
         """A skip reason for the whole contract on this model, or None."""
         return None
 
+    def no_probe_fix(self, settings) -> str | None:
+        """Why settings whose :meth:`probes` is empty check nothing, and the fix (a usage error's words), when the
+        cause is not an empty list (None: the empty list is named)."""
+        return None
+
     # --- the fixed engine ------------------------------------------------------------
     def run(self, settings, evaluator, role: str = "target", recheck_guaranteed: bool = True,
             noise: dict[str, float] | None = None) -> Verdict:

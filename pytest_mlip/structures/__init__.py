@@ -32,6 +32,19 @@ def check_symbol(symbol: str) -> str:
     return symbol
 
 
+def _capitalised(formula: str) -> str | None:
+    """``cu`` -> ``Cu``, ``nacl`` -> None (ambiguous), when capitalising the whole word gives a valid formula."""
+    from ase.data import atomic_numbers
+    from ase.symbols import string2symbols
+
+    fix = formula[:1].upper() + formula[1:].lower()
+    try:
+        symbols = string2symbols(fix)
+        return fix if fix != formula and symbols and all(s in atomic_numbers and s != "X" for s in symbols) else None
+    except Exception:
+        return None
+
+
 def check_formula(formula: str) -> str:
     """A chemical formula whose every symbol is an element (``Cu3Ni3``, ``NaCl``)."""
     from ase.symbols import string2symbols
@@ -39,7 +52,9 @@ def check_formula(formula: str) -> str:
     try:
         symbols = string2symbols(formula)
     except Exception:
-        raise ValueError(f"{formula!r} is not a chemical formula (write it like Cu3Ni3 or NaCl)") from None
+        fix = _capitalised(formula)
+        hint = f"write {fix!r}" if fix else "write it like Cu3Ni3 or NaCl"
+        raise ValueError(f"{formula!r} is not a chemical formula (symbols are case-sensitive; {hint})") from None
     if not symbols:
         raise ValueError(f"{formula!r} is an empty formula")
     for sym in symbols:

@@ -99,6 +99,12 @@ class Symmetry(Check):
                 continue
             yield Probe(id=spec.label(), atoms=atoms)
 
+    def no_probe_fix(self, settings):
+        if settings.transform == "periodic_image" and settings.structures:
+            return ("transform = 'periodic_image' compares a periodic cell with its supercell, and none of its "
+                    "structures is periodic; list a bulk crystal, a slab or a structure file with a cell")
+        return None
+
     def applicable(self, settings, model_info):
         if settings.transform == "periodic_image" and not any(
             getattr(s, "kind", "") in ("bulk", "file") for s in settings.structures
