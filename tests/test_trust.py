@@ -880,6 +880,30 @@ def test_first_real_call_is_always_in_the_determinism_sample():
     assert ev.stats.repeats == 1 and len(ev.nondeterminism) == 1 and "H2O" in ev.nondeterminism[0]["structure"]
 
 
+class _AlarmedModel(_FakeModel):
+    """A model another process stops with SIGALRM long before the timeout."""
+
+    def compute(self, work, props):
+        import signal
+
+        signal.raise_signal(signal.SIGALRM)
+        return super().compute(work, props)
+
+
+def test_an_outside_sigalrm_is_not_called_a_timeout(monkeypatch):
+    """A SIGALRM sent by someone else after a moment stops the call, and the error says so instead of claiming the
+    900 s timeout ran out (a false statement in the report)."""
+    from ase.build import molecule
+
+    from pytest_mlip.errors import ModelTimeoutError
+    from pytest_mlip.evaluation import evaluator as ev_mod
+
+    monkeypatch.setitem(ev_mod.CALL_TIMEOUT, "seconds", 900.0)
+    with pytest.raises(ModelTimeoutError, match="did not come from --mlip-timeout .900 s.") as exc:
+        ev_mod.Evaluator(_AlarmedModel()).evaluate(molecule("H2O"))
+    assert "timed out" not in str(exc.value)
+
+
 def test_overrun_call_is_a_timeout_even_when_the_interrupt_is_swallowed(monkeypatch):
     from ase.build import molecule
 

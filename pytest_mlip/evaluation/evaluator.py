@@ -202,7 +202,7 @@ def call_deadline(seconds: float | None, model: str, atoms):
     usable = bool(seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread())
 
     def on_alarm(signum, frame):
-        raise _Deadline()
+        raise _Deadline(time.perf_counter() - start)
 
     start = time.perf_counter()
     watchdog = None
@@ -214,7 +214,12 @@ def call_deadline(seconds: float | None, model: str, atoms):
     try:
         with no_process_exit(f"model {model!r}"):
             yield
-    except _Deadline:
+    except _Deadline as stop:
+        elapsed = stop.args[0]
+        if elapsed < 0.99 * seconds:  # not our timer: another process (or the model) sent SIGALRM
+            raise ModelTimeoutError(model, atoms, f"model call stopped by a SIGALRM that did not come from "
+                                    f"--mlip-timeout ({seconds:g} s), after {elapsed:.3g} s: another process or the "
+                                    "model's own code sent it") from None
         raise ModelTimeoutError(model, atoms, f"model call timed out after {seconds:g} s (--mlip-timeout)") from None
     finally:
         if watchdog is not None:
