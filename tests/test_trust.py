@@ -391,6 +391,21 @@ def test_a_copied_marker_grants_no_right_over_files_it_does_not_list(run, pytest
     assert (pytester.path / "other/report.md").read_text() == "my own report"
 
 
+def test_a_summary_the_user_edited_is_never_overwritten(run, pytester):
+    """Held-out case: a line added to an earlier summary file was overwritten by the rerun. Every summary ends with
+    a seal (the SHA-256 of the text above it, an HTML comment): an edited one is the user's, and the rerun stops
+    before any model call naming it; the untouched one is replaced."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    assert run("--mlip-no-builtin", "--mlip-summary-md=s.md").ret == 0
+    s = pytester.path / "s.md"
+    assert s.read_text().splitlines()[-1].startswith("<!-- pytest-mlip summary sha256:")
+    assert run("--mlip-no-builtin", "--mlip-summary-md=s.md").ret == 0  # ours, untouched: replaced
+    edited = s.read_text().replace("\n\n", "\n\nMy note for the release.\n\n", 1)
+    s.write_text(edited)
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-summary-md=s.md"), "edited since", "move it aside")
+    assert s.read_text() == edited
+
+
 @pytest.mark.parametrize("link", ["figures", "figures/matrix.png", "report.md"])
 def test_a_link_in_our_report_folder_is_never_followed(run, pytester, link):
     """Held-out case: rep/figures replaced by a link to a folder of the user's, which the rerun emptied. A link

@@ -238,9 +238,12 @@ def _configure_outputs(config, rep):
         err = writable_dir_error(rep.summary_path.parent, "--mlip-summary-md")
         if err:
             raise MlipError(err.replace("=DIR", "=FILE in a writable folder"))
-        if rep.summary_path.is_dir() or (rep.summary_path.is_file() and not _ours(rep.summary_path, SUMMARY_HEAD)):
-            raise MlipError(f"--mlip-summary-md={raw}: {rep.summary_path} exists and is not a pytest-mlip summary; "
-                            "pass a new file name, e.g. --mlip-summary-md=mlip-summary.md")
+        from .summary import is_own_summary
+
+        if rep.summary_path.is_dir() or (rep.summary_path.is_file() and not is_own_summary(rep.summary_path)):
+            raise MlipError(f"--mlip-summary-md={raw}: {rep.summary_path} exists and is not a pytest-mlip summary "
+                            "as pytest-mlip wrote it (another file, or one edited since); pass a new file name, e.g. "
+                            "--mlip-summary-md=mlip-summary.md, or move it aside")
 
 
 def _check_report_files(folder: Path) -> None:
@@ -250,16 +253,6 @@ def _check_report_files(folder: Path) -> None:
         problem = first_conflict(folder, read_manifest(folder) or {})
         if problem:
             raise MlipError(f"--mlip-report: {problem}")
-
-
-def _ours(path: Path, head: str) -> bool:
-    """Does an existing file start like the ones pytest-mlip writes (an empty file counts as ours)?"""
-    try:
-        with open(path, "rb") as fh:
-            start = fh.read(len(head.encode()))
-    except OSError:
-        return False
-    return start == b"" or start == head.encode()
 
 
 def _contract_item(item) -> bool:
@@ -604,11 +597,11 @@ def _finish_run(rep, prov):
         write_report(rep.report_dir, data, prov.store)  # the marker listing its files comes with it
         rep.written.append(f"report: {rep.report_dir / 'report.html'} (and report.md, report.json)")
     if rep.summary_path is not None:
-        from .summary import summary_markdown
+        from .summary import summary_markdown, write_summary
 
         text = summary_markdown(entries, rep)
         try:
-            write_atomic(rep.summary_path, text)
+            write_summary(rep.summary_path, text)
         except OSError as exc:
             raise MlipError(f"cannot write {rep.summary_path} ({exc.strerror}); "
                             "pass --mlip-summary-md=FILE in a writable folder") from None

@@ -58,9 +58,9 @@ def write_stopped(config, rep, stuck: str, headline: str = HEADLINE) -> str | No
            "target": rep.state.target, "store": str(getattr(getattr(prov, "store", None), "path", "")) or None}
     written = []
     if rep.summary_path is not None:
-        from .gate import write_atomic
+        from .summary import write_summary
 
-        write_atomic(rep.summary_path, summary_text(run, stuck, rep.report_dir, headline))
+        write_summary(rep.summary_path, summary_text(run, stuck, rep.report_dir, headline))
         written.append(f"summary {rep.summary_path}")
     if rep.report_dir is not None:
         write_folder(rep.report_dir, run, stuck, headline)

@@ -2,10 +2,39 @@
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 from ..provenance.artifact import SHORT_ID
 from .claims import fmt_value
 from .gate import is_gating
 from .plugin import incomplete_lines
+
+
+#: the last line of every summary file: the SHA-256 of the text above it (an HTML comment, invisible in a pull-request
+#: comment), so a rerun knows whether the file is still what pytest-mlip wrote; an edited summary is the user's
+SEAL = "<!-- pytest-mlip summary sha256:{} -->"
+
+
+def write_summary(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically, sealed with :data:`SEAL`."""
+    from .gate import write_atomic
+
+    body = text if text.endswith("\n") else text + "\n"
+    write_atomic(path, body + SEAL.format(hashlib.sha256(body.encode()).hexdigest()) + "\n")
+
+
+def is_own_summary(path: Path) -> bool:
+    """An empty file, or one pytest-mlip wrote and nobody edited since (its seal matches the text above it)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    if not data:
+        return True
+    body, _, last = data.rstrip(b"\n").rpartition(b"\n")
+    body += b"\n"
+    return last.decode(errors="replace") == SEAL.format(hashlib.sha256(body).hexdigest())
 
 
 def summary_markdown(entries: list[tuple[dict, dict]], prov) -> str:
