@@ -500,6 +500,13 @@ def _refuse_code_in_the_agent_zone(config):
                             "(mlip_*.toml) only: no validator reads code there; move it to tests/ or delete it")
 
 
+def zone_limit(path: Path) -> int | None:
+    """The atom limit a file under generated_tests/ (the agent's zone) may not raise; None elsewhere."""
+    from .contracts.files import MAX_ATOMS
+
+    return MAX_ATOMS if "generated_tests" in Path(path).parts else None
+
+
 def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str, bool]:
     """Validate every contract file the run will collect, before any model call (a usage error on the first bad
     one); contract names must be unique across files; files under generated_tests/ pass the agent's validator."""
@@ -521,7 +528,7 @@ def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str,
     zone = None  # the agent validator of generated_tests/, built on the first file there
     for f in files:
         inside = f.resolve().is_relative_to(root.resolve())
-        settings = parse_contracts(f, root=root if inside else f.parent)
+        settings = parse_contracts(f, root=root if inside else f.parent, fixed_limit=zone_limit(f))
         if "generated_tests" in f.parts:
             if zone is None:
                 from .agent.validator import Validator
@@ -692,7 +699,7 @@ class ContractFile(pytest.File):
         try:
             root = Path(self.config.rootpath)
             contracts = parse_contracts(self.path, root=root if self.path.resolve().is_relative_to(root.resolve())
-                                        else self.path.parent)
+                                        else self.path.parent, fixed_limit=zone_limit(self.path))
         except MlipError as exc:
             raise self.CollectError(str(exc)) from None
         state = self.config.stash[STATE_KEY]

@@ -321,6 +321,21 @@ def test_generated_tests_pass_the_agent_validator(run, pytester):
                          "tighter than the calibrated default")
 
 
+@pytest.mark.parametrize("extra, needles", [
+    ("max_atoms = 5000\n", ["max_atoms does not apply here", "remove the max_atoms line"]),
+    ("", ["2048 atoms, more than the limit 1000", "protocols may not raise the limit"]),
+])
+def test_a_generated_protocol_may_not_raise_the_atom_limit(run, pytester, extra, needles):
+    """Held-out case: the refusal of a large protocol told the user to set max_atoms, which the file already did
+    (the agent's zone caps it). Now max_atoms there is refused by name, and the size message names the cap."""
+    big = SMALL.format(name="gbig").replace('{ kind = "molecule", name = "NH3" }',
+                                            '{ kind = "bulk", name = "Cu", cubic = true, repeat = [8, 8, 8] }')
+    contracts(pytester, **{"generated_tests/mlip_gbig.toml": extra + big})
+    res = run("--mlip-no-builtin")
+    one_line_usage_error(res, "generated_tests/", *needles)
+    assert "raise the limit with max_atoms" not in str(res.stderr) + str(res.stdout)
+
+
 @pytest.mark.parametrize("name, args", [("conftest.py", ("generated_tests",)), ("test_evil.py", ("generated_tests",)),
                                         ("conftest.py", ())])
 def test_python_in_generated_tests_is_refused(run, pytester, name, args):

@@ -244,10 +244,10 @@ class Validator:
         return GateResult(not errors, errors, settings=settings, text=text)
 
     def _schema(self, text: str, where: str, errors: list[str]) -> list:
-        from ..contracts.files import parse_contracts
+        from ..contracts.files import MAX_ATOMS, parse_contracts
 
         try:
-            return parse_contracts(Path(f"{where}.toml"), text=text)
+            return parse_contracts(Path(f"{where}.toml"), text=text, fixed_limit=MAX_ATOMS)
         except MlipError as exc:
             errors.append(f"schema: {exc}")
         except Exception as exc:  # any parser failure is a refusal, never a crash

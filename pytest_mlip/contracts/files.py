@@ -185,8 +185,13 @@ def _at(path, text: str | None, i: int, loc: tuple) -> str:
     return f"{path}" if text is None else f"{path}:{_line_of(text, i, loc)}: contract[{i}]"
 
 
+#: how a file raises its atom limit (what a file under generated_tests/ may not do: :func:`parse_contracts`'s
+#: ``fixed_limit``)
+RAISE_LIMIT = "use a smaller structure or raise the limit with max_atoms = N at the top of the file"
+
+
 def _check_structures(path: Path, text: str | None, i: int, settings, root: Path | None, limit: int,
-                      base: Path | None = None):
+                      base: Path | None = None, fix: str = RAISE_LIMIT):
     for spec in structure_specs(settings):
         where = f"{_at(path, text, i, ('structures',))} ({settings.name})"
         if getattr(spec, "kind", "") == "file":
@@ -206,9 +211,7 @@ def _check_structures(path: Path, text: str | None, i: int, settings, root: Path
                                     f"{str(exc).splitlines()[0] if str(exc) else ''}); fix the structure spec") \
                 from None
         if n > limit:
-            raise ContractFileError(f"{where}: {spec.label()} has {n} atoms, more than the limit {limit}; "
-                                    "use a smaller structure or raise the limit with max_atoms = N at the top of "
-                                    "the file")
+            raise ContractFileError(f"{where}: {spec.label()} has {n} atoms, more than the limit {limit}; {fix}")
         if getattr(spec, "kind", "") == "file" and "index" not in spec.model_fields_set:
             frames = _frames(spec.path)
             if frames > 1:  # a held-out case: frame 0 was checked and the others dropped without a word
@@ -396,8 +399,10 @@ def check_settings(settings, label: str, base: Path | None = None, limit: int = 
     _check_probes(label, None, 0, settings)
 
 
-def parse_contracts(path: str | Path, text: str | None = None, root: str | Path | None = None) -> list[ContractSettings]:
-    """Validated settings of every contract in a file.
+def parse_contracts(path: str | Path, text: str | None = None, root: str | Path | None = None,
+                    fixed_limit: int | None = None) -> list[ContractSettings]:
+    """Validated settings of every contract in a file (``fixed_limit``: an atom limit the file may not raise, the
+    agent's zone).
 
     Validation is complete and strict: types as written (``hard = "yes"`` is an error, not True), element
     symbols, physical ranges with units, structure files that exist (inside ``root`` when given), the
@@ -419,7 +424,10 @@ def parse_contracts(path: str | Path, text: str | None = None, root: str | Path 
     if unknown_top:
         raise ContractFileError(f"{path}:1: unknown top-level key(s) {sorted(unknown_top)}; only [[contract]] tables "
                                 "and max_atoms")
-    limit = data.get("max_atoms", MAX_ATOMS)
+    if fixed_limit is not None and "max_atoms" in data:
+        raise ContractFileError(f"{path}:1: max_atoms does not apply here: protocols are held to {fixed_limit} atoms "
+                                "per structure; remove the max_atoms line (or move the file to contracts/)")
+    limit = data.get("max_atoms", MAX_ATOMS) if fixed_limit is None else fixed_limit
     if type(limit) is not int or not (1 <= limit <= MAX_ATOMS_CEILING):
         raise ContractFileError(f"{path}:1: max_atoms must be an integer between 1 and {MAX_ATOMS_CEILING}, "
                                 f"got {limit!r}")
@@ -458,7 +466,9 @@ def parse_contracts(path: str | Path, text: str | None = None, root: str | Path 
         names.add(settings.name)
         _check_tolerances(path, text, i, settings)
         _check_symbols(path, text, i, settings)
-        _check_structures(path, text, i, settings, root, limit)
+        _check_structures(path, text, i, settings, root, limit,
+                          fix=RAISE_LIMIT if fixed_limit is None else "use a smaller structure (protocols may not "
+                                                                         "raise the limit)")
         _check_probes(path, text, i, settings)
         out.append(settings)
     return out
