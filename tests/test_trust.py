@@ -261,6 +261,31 @@ def test_a_name_two_xdist_workers_each_give_makes_the_run_incomplete(pytester, m
     assert "INCOMPLETE" in (pytester.path / "s.md").read_text()
 
 
+def test_outputs_that_differ_between_xdist_workers_are_a_determinism_violation(pytester, monkeypatch):
+    """Held-out case: a model whose energy depends on the worker (+0.01 eV/atom on gw1) passed under -n 2: each
+    process repeats its own calls, identical within the process. The controller now compares the identical calls
+    the processes stored (same model, weights and configuration) and names the difference."""
+    pytest.importorskip("xdist")
+    pytester.makepyfile(perworker="import os\nfrom ase.calculators.emt import EMT\n\n"
+                                  "class PerWorker(EMT):\n"
+                                  "    def calculate(self, *a, **k):\n"
+                                  "        super().calculate(*a, **k)\n"
+                                  "        if os.environ.get('PYTEST_XDIST_WORKER') == 'gw1':\n"
+                                  "            self.results['energy'] += 0.01 * len(self.atoms)\n\n"
+                                  "def factory():\n    return PerWorker()\n")
+    for name in ("a", "b"):  # one file per worker (--dist loadfile), both asking for NH3
+        contracts(pytester, **{f"contracts/mlip_{name}.toml": SMALL.format(name=name)})
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(pytester.path), str(ROOT)]))
+    res = pytester.run(sys.executable, "-m", "pytest", "--mlip=perworker:factory", "--mlip-committee=none",
+                       "-p", "no:cacheprovider", "--mlip-no-builtin", "-n", "2", "--dist", "loadfile",
+                       "--mlip-summary-md=s.md", timeout=600)
+    out = res.stdout.str()
+    assert res.ret == 1, out[-3000:]
+    assert "DETERMINISM VIOLATION" in out and "identical calls of two processes" in out, out[-3000:]
+    assert "energy 0.01 eV/atom" in out, out[-3000:]
+    assert "INCOMPLETE" in (pytester.path / "s.md").read_text()
+
+
 def test_a_worker_killed_mid_run_puts_the_incomplete_banner_in_every_output(pytester, monkeypatch):
     """xdist replaces a worker killed with SIGKILL and the run goes on: the terminal said INCOMPLETE but report.md
     and report.html had no banner and the summary's headline read 'all hard contracts pass' (a held-out case)."""

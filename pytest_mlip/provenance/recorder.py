@@ -13,6 +13,7 @@ key and the outputs, so both routes give the same id.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from typing import Any
 
@@ -92,6 +93,46 @@ def decode_payload(blob: bytes) -> dict:
         out[name] = np.frombuffer(body[offset:offset + size], dtype=dtype).reshape(shape).copy()
         offset += size
     out["pbc"] = out["pbc"].astype(bool)
+    return out
+
+
+def differing_calls(store, run_id: str, floor: dict[str, float]) -> list[dict]:
+    """Identical calls of one run (same model, weights and configuration) stored with outputs that differ beyond
+    ``floor`` (eV/atom, eV/A): two xdist workers, or two evaluators of one process, got other numbers for the same
+    input. Entries shaped like the sampled determinism check's (:meth:`Evaluator._repeat_sampled`)."""
+    groups: dict[tuple, list[str]] = {}
+    rows = store.db.execute("SELECT id, model, weights_hash, params FROM artifacts WHERE routine=? AND run=?",
+                            (EVALUATE_ROUTINE, run_id))
+    for aid, model, whash, params in rows:
+        groups.setdefault((model, whash, json.loads(params).get("config_key")), []).append(aid)
+    out = []
+    for (model, _, _), ids in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        if len(ids) < 2:
+            continue
+        arts = store.get_many(ids)
+        calls = [(arts[i], store.payload(i)) for i in ids if i in arts]
+        (a0, p0), rest = calls[0], calls[1:]
+        formula = a0.context.get("formula", "?")
+        for a1, p1 in rest:
+            base = {"model": model, "structure": f"{formula} (identical calls of two processes or evaluators)",
+                    "floor": floor}
+            if a0.kind != a1.kind:
+                out.append({**base, "natoms": None, "energy": None, "forces": None,
+                            "message": "one call failed and an identical one did not"})
+                break
+            if a0.kind != "evaluation":
+                continue
+            n = max(int(a0.value["natoms"]), 1)
+            de = abs(a0.value["energy"] - a1.value["energy"]) / n
+            try:
+                df = float(np.abs(decode_payload(p0)["forces"] - decode_payload(p1)["forces"]).max())
+            except (ValueError, KeyError):
+                df = 0.0 if a0.value["forces_sha256"] == a1.value["forces_sha256"] else float("inf")
+            if de > floor["energy"] or df > floor["forces"]:
+                out.append({**base, "natoms": n, "energy": de, "forces": df,
+                            "message": f"energy differs by {de:.3g} eV/atom and forces by {df:.3g} eV/A between "
+                                       "identical calls"})
+                break
     return out
 
 

@@ -559,6 +559,11 @@ def _finish_run(rep, prov):
     rep.run_id, rep.code_version = prov.run_id, prov.code_version
     entries = prov.sorted_entries()
     verdicts = [v for v, _ in entries]
+    if rep.tracker:  # identical calls that two workers (or evaluators) answered differently: nondeterminism too
+        from ..evaluation.evaluator import DEFAULT_SAMPLE
+        from ..provenance.recorder import differing_calls
+
+        rep.tracker.nondeterminism += differing_calls(prov.store, prov.run_id, DEFAULT_SAMPLE.floor())
     rep.incomplete = rep.tracker.incomplete(rep.state, verdicts) if rep.tracker else {}
     if rep.baseline is not None:
         rep.gate = compare(verdicts, rep.baseline, rep.margin)
