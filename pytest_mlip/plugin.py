@@ -368,9 +368,19 @@ def _check_output_paths(config):
             raise MlipError(f"{seen[path]} and {name} name the same file {path}: one would overwrite the other; "
                             f"give {name} another file name")
         seen[path] = name
+    raw_out = config.getoption("mlip_output", None) or config.getini("mlip_output")
+    output = None
+    if raw_out:
+        output = Path(os.path.realpath(Path(config.rootpath) / Path(str(raw_out)).expanduser()))
+        if output.exists() and not output.is_dir():
+            raise MlipError(f"--mlip-output={raw_out}: {output} is a file, not a folder; give a folder for the "
+                            "store and the run's outputs, e.g. --mlip-output=.mlip")
     report = config.getoption("mlip_report", None)
     if report:
         folder = Path(os.path.realpath(base / Path(str(report)).expanduser()))
+        if output is not None and folder == output:
+            raise MlipError(f"--mlip-report and --mlip-output name the same folder {folder}: the report replaces its "
+                            "folder's files, the store among them; give --mlip-report another folder")
         for path, name in seen.items():
             if path == folder or folder in path.parents:
                 raise MlipError(f"{name}={path} lies inside the report folder {folder}, whose files the report "

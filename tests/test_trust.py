@@ -431,6 +431,17 @@ def test_a_copied_marker_grants_no_right_over_files_it_does_not_list(run, pytest
     assert (pytester.path / "other/report.md").read_text() == "my own report"
 
 
+def test_an_output_folder_that_is_a_file_or_the_report_folder_is_a_usage_error(run, pytester):
+    """Held-out cases: --mlip-output=pyproject.toml was reported as a store that could not be created (advising
+    --mlip-store); --mlip-output=rep --mlip-report=rep was refused only after the store was made in rep/."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x"), "pyproject.toml": "[project]\n"})
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-output=pyproject.toml"), "--mlip-output=pyproject.toml",
+                         "is a file, not a folder")
+    assert (pytester.path / "pyproject.toml").read_text() == "[project]\n"
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-output=rep9", "--mlip-report=rep9"), "same folder")
+    assert not (pytester.path / "rep9").exists()
+
+
 def test_a_summary_the_user_edited_is_never_overwritten(run, pytester):
     """Held-out case: a line added to an earlier summary file was overwritten by the rerun. Every summary ends with
     a seal (the SHA-256 of the text above it, an HTML comment): an edited one is the user's, and the rerun stops
