@@ -34,7 +34,7 @@ spent), 6000-6999 the fifth (``--split held-out-5``: seeds 6000-6001 spent in se
 example and the detective example, 0 of 415 fabrications approved, 0 of 184 rewrites flagged), 7000-7999 the
 sixth (``--split held-out-6``: seed 7000 spent in session 9 on the fresh runs and tm-wall, 0 of 114 fabrications
 approved, 1 of 49 rewrites flagged: a value note printing 0.3 for the report's 0.300, refused as re-rounded; the
-judge accepts it since; so the range is spent).
+judge accepts it since; so the range is spent), 8000-8999 the seventh (``--split held-out-7``, to run once).
 """
 
 from __future__ import annotations
@@ -56,9 +56,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 #: development seeds; the first held-out range (spent); the second held-out range, for the lead to run once
-DEV, HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4, HELD_OUT_5, HELD_OUT_6 = (
+DEV, HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4, HELD_OUT_5, HELD_OUT_6, HELD_OUT_7 = (
     range(1000, 2000), range(2000, 3000), range(3000, 4000), range(4000, 5000), range(5000, 6000), range(6000, 7000),
-    range(7000, 8000))
+    range(7000, 8000), range(8000, 9000))
 
 #: fresh runs the bench reports on: (name, pytest arguments); each takes seconds to a minute
 RUNS = {
@@ -1505,10 +1505,10 @@ def summary(outcomes: list[Outcome]) -> str:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--split", choices=["dev", "held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5",
-                                       "held-out-6"],
+                                       "held-out-6", "held-out-7"],
                     default="dev", help="dev: seeds 1000-1999; held-out: 2000-2999 (spent); held-out-2: 3000-3999 "
                     "(spent); held-out-3: 4000-4999 (spent); held-out-4: 5000-5999 (spent); held-out-5: 6000-6999 "
-                    "(spent); held-out-6: 7000-7999 (run once, at the end)")
+                    "(spent); held-out-6: 7000-7999 (spent); held-out-7: 8000-8999 (run once, at the end)")
     ap.add_argument("--seeds", type=int, default=2, help="seeds per report and operator (default 2)")
     ap.add_argument("--runs", default="emt,lj,mutant", help="fresh runs to report on (comma-separated)")
     ap.add_argument("--example", action="store_true", help="also the committed example report")
@@ -1535,7 +1535,7 @@ def main(argv=None):
     t1 = time.time()
     seeds = list({"dev": DEV, "held-out": HELD_OUT, "held-out-2": HELD_OUT_2,
                   "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4, "held-out-5": HELD_OUT_5,
-                  "held-out-6": HELD_OUT_6}[args.split][:args.seeds])
+                  "held-out-6": HELD_OUT_6, "held-out-7": HELD_OUT_7}[args.split][:args.seeds])
     outcomes = run_bench(reports, seeds, work=work / "variants", use_root=not args.no_root, verbose=True)
     print(f"judge bench ({args.split} seeds {seeds[0]}..{seeds[-1]}, reports {', '.join(r.name for r in reports)}, "
           f"root {'not ' if args.no_root else ''}given): {len(outcomes)} variants, reports built in {t1 - t0:.0f} s, "
