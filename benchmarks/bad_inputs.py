@@ -403,7 +403,8 @@ def cases() -> list[Case]:
     dup = {"contracts/mlip_a.toml": contract("same"), "contracts/mlip_b.toml": contract("same")}
     out.append(Case("contract", "dup_across_files", small(), "usage", "mlip_a.*mlip_b|mlip_b.*mlip_a", files=dup))
     out.append(Case("contract", "dup_across_builtin", ["--mlip=bad_models:clean", "--mlip-committee=none",
-                                                       "-k", "rotation"], "usage", "duplicate|the name of a built-in contract",
+                                                       "-k", "rotation"], "usage",
+                    "duplicate|the name of a built-in contract",
                     files={"contracts/mlip_mine.toml": contract("rotation-invariance")}))
     out.append(Case("contract", "near_miss_dash", small(), "safe", "mlip-gap.toml looks like a contract file",
                     files={"contracts/mlip-gap.toml": contract("gap"), "contracts/mlip_ok.toml": contract("ok")}))
