@@ -396,6 +396,12 @@ def cases() -> list[Case]:
                                     "radius"),
         "bulk_strain_huge": (contract(structure='{ kind = "bulk", name = "Cu", strain = [5, 0, 0, 0, 0, 0] }'),
                              "strain"),
+        "tolerance_999": (contract(etol="999"), "100x the built-in default"),
+        "periodic_image_molecule": (contract().replace('"rotation"', '"periodic_image"'),
+                                    "none of its structures is periodic"),
+        "empty_table": ("[[contract]]\n", "has no check"),
+        "bulk_lower_case": (contract(structure='{ kind = "bulk", name = "cu", crystalstructure = "fcc", a = 3.6 }'),
+                            "write 'Cu'"),
     }
     for name, (text, pat) in bad.items():
         files = {"contracts/mlip_bad.toml": text, "junk.xyz": "this is not xyz\n"}
@@ -481,6 +487,8 @@ def cases() -> list[Case]:
                     files={**F, "docs/a.txt": "x"}, protect=["docs/a.txt"]))
     out.append(Case("files", "output_user_folder", small("clean", ["--mlip-output=docs"]), "safe", "",
                     files={**F, **user}, protect=list(user)))
+    out.append(Case("files", "output_is_a_file", small("clean", ["--mlip-output=README.md"]), "usage",
+                    "is a file, not a folder", files={**F, "README.md": "mine\n"}))
     out.append(Case("files", "summary_onto_readme", small("clean", ["--mlip-summary-md=README.md"]), "usage",
                     "summary|README|pytest-mlip", files={**F, "README.md": "# my project\n"}, protect=["README.md"]))
     base4 = {**F}
