@@ -6,8 +6,8 @@ either fabricates (a number, sign, unit, verdict word, role, context, table
 cell, heading, hidden markup, omission, a false typed note, a forged store:
 edited in place, re-hashed end to end with the report regenerated from it, or
 a second store beside the snapshot) or rewrites legitimately (whitespace and
-layout, JSON key order and indentation, emphasis, true typed notes and
-comments added through ``pytest-mlip render``, the snapshot re-compressed or
+layout, JSON key order and indentation, emphasis, true typed notes added
+through ``pytest-mlip render``, the snapshot re-compressed or
 decompressed, the folder moved). The judge runs as CI would: with the root
 hash the pytest log printed (``--root``) and its default random sample of
 model calls. Two counts are measured, never traded: fabrications approved and
@@ -20,7 +20,7 @@ legitimate variants flagged.
 
 The detective's reports (escalation.json records rendered to report.md) get their own operators (number, sign,
 unit, verdict word, decision word, role, omission, markup, the planner's words, a swapped phrase, a false note,
-the store edited or doubled; legitimate: reflow, emphasis, record layout, more digits, true notes, the snapshot
+the store edited or doubled; legitimate: reflow, emphasis, record layout, more digits, true typed notes, the snapshot
 compressed or not, the folder moved), on a fresh detective run on a planted defect (``--agent-runs``) and on the
 committed example (``--agent-example``).
 
@@ -135,9 +135,31 @@ def save_and_render(folder: Path, data: dict):
     try:
         rerender(folder)
     except ReportError:  # render refuses the notes: the forger calls the renderer's functions directly
-        figs = figures_for(data)
-        write(folder / "report.md", render_markdown(data, figs))
-        write(folder / "report.html", render_html(data, figs))
+        kept, free = typed_notes(data.get("notes"))
+        shown = {**data, "notes": kept}
+        figs = figures_for(shown)
+        md, html = render_markdown(shown, figs), render_html(shown, figs)
+        for text in free:  # a note no renderer prints (free text): the forger writes it into the pages by hand
+            md += f"\n- Unverified commentary (not checked by the judge): {text}\n"
+            html = html.replace("</body>", f"<p>Unverified commentary (not checked by the judge): {text}</p>\n</body>")
+        write(folder / "report.md", md)
+        write(folder / "report.html", html)
+
+
+def typed_notes(notes) -> tuple[list, list[str]]:
+    """The notes the renderer accepts, and the texts of the free-text ones it refuses."""
+    from pydantic import ValidationError
+
+    from pytest_mlip.reporting.claims import parse_notes
+
+    kept, free = [], []
+    for n in notes or []:
+        try:
+            parse_notes([n])
+            kept.append(n)
+        except ValidationError:
+            free.append(str(n.get("text", n)) if isinstance(n, dict) else str(n))
+    return kept, free
 
 
 def claims_of(data: dict):
@@ -863,8 +885,6 @@ def true_notes(data, rng, k=3) -> list[dict]:
         {"kind": "exists", "model": m["name"], "ran": True},
         {"kind": "exists", "model": "mace-mpa-0", "ran": False},
         {"kind": "count", "n": target_fails, "m": n_target, "status": "fail", "role": "target"},
-        {"kind": "comment", "text": rng.choice(["Looked at the curves by eye; the shape near contact is odd.",
-                                                "Reviewed by the materials group.", "See the figure for the shape."])},
     ]
     if idx[c["artifact"]]["unit"] == idx[c2["artifact"]]["unit"] and c["value"] != c2["value"]:
         op = "<" if c["value"] < c2["value"] else ">"
@@ -941,26 +961,10 @@ def l_reflow_prose_md(f, rng):
     return True
 
 
-#: comments the README's rule permits
-PERMITTED_COMMENTS = [
-    "Reviewed by the materials group; see the curves.", "Looked at the figures by eye before the meeting.",
-    "Discussed at the weekly meeting.", "See the dimer curves for the shape near contact.",
-    "Questions to the model authors went out on Monday.", "Attached for the release notes of this week.",
-    "The surface probes use the slab from the paper.", "Kept for the record of this pull request.",
-]
-
-
-def l_comment(f, rng):
-    data = load(f)
-    data.setdefault("notes", []).append({"kind": "comment", "text": rng.choice(PERMITTED_COMMENTS)})
-    save_and_render(f, data)
-    return True
-
-
 LEGITIMATE = {
     "reflow-md": l_reflow_md, "reflow-html": l_reflow_html, "json-layout": l_json_layout,
     "emphasis-md": l_emphasis_md, "notes": l_notes, "recompress": l_recompress, "move": l_move,
-    "order": l_order, "precision": l_precision, "reflow-prose-md": l_reflow_prose_md, "comment": l_comment,
+    "order": l_order, "precision": l_precision, "reflow-prose-md": l_reflow_prose_md,
 }
 
 
@@ -1019,7 +1023,11 @@ def save_record(f: Path, data: dict):
     from pytest_mlip.agent.render import render_markdown
 
     write(record_file(f), json.dumps(data, indent=1) + "\n")
-    write(f / "report.md", render_markdown(RECORD.validate_python(data)))
+    kept, free = typed_notes(data.get("notes"))
+    md = render_markdown(RECORD.validate_python({**data, "notes": kept}))
+    for text in free:  # free text no renderer prints: written into the page by hand
+        md += f"\n- Unverified commentary (not checked by the judge): {text}\n"
+    write(f / "report.md", md)
 
 
 def items(data: dict, pred) -> list[dict]:
@@ -1402,10 +1410,9 @@ def el_precision(f, rng):
 
 
 def el_notes(f, rng):
-    """True typed notes and an allowed comment, added to the record and rendered."""
+    """True typed notes, added to the record and rendered."""
     data = load_record_json(f)
-    notes = [{"kind": "comment", "text": rng.choice(["Looked at the curves by eye; the shape near contact is odd.",
-                                                     "Sent to the surface group for another look."])}]
+    notes = []
     for v in rng.sample(items(data, lambda x: x["k"] == "verdict"), 1):
         notes.append({"kind": "verdict", "contract": v["contract"], "model": v["model"], "status": v["status"]})
     for x in rng.sample(items(data, lambda x: x["k"] == "value"), 1):

@@ -116,18 +116,18 @@ def test_escalation_report_is_a_record_the_judge_evaluates(tm_run, tmp_path):
     verdict = first(record, "verdict")
     noted = json.loads(json.dumps(record))
     noted["notes"] = [{"kind": "verdict", "contract": verdict["contract"], "model": verdict["model"],
-                       "status": verdict["status"]},
-                      {"kind": "comment", "text": "Sent to the surface group for another look."}]
+                       "status": verdict["status"]}]
     (folder / "escalation.json").write_text(json.dumps(noted))
     assert main(["render", str(folder)]) == 0
-    assert "Unverified commentary" in (folder / "report.md").read_text()
+    assert "Claim: " in (folder / "report.md").read_text()
     r = judge_file(folder, sample=0)
     assert r.ok, "\n".join(f.line() for f in r.failed)
-    noted["notes"] = [{"kind": "comment", "text": "The wall obeys the law."}]
+    noted["notes"] = [{"kind": "comment", "text": "Sent to the surface group for another look."}]  # free text
     (folder / "escalation.json").write_text(json.dumps(noted))
-    assert main(["render", str(folder)]) == 2
-    r = judged(noted)
-    assert [f.where for f in r.failed] == ["notes[0]"]
+    assert main(["render", str(folder)]) == 2  # refused; the page keeps the earlier notes
+    r = judge_file(folder, sample=0)
+    assert not r.ok and any("free text is not part of a judged report" in f.line() for f in r.failed), \
+        [f.line() for f in r.failed]
 
 
 def test_written_protocol_fails_on_the_mutant_and_passes_on_the_clean_model(tm_run):

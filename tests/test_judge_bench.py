@@ -97,13 +97,12 @@ def test_notes_are_rendered_and_evaluated(fresh, tmp_path):
     good = [{"kind": "verdict", "contract": v["contract"], "model": v["model"], "status": "fail"},
             {"kind": "value", "artifact": c["artifact"][:8], "value": c["text"], "unit": "1"},
             {"kind": "comparison", "a": c["artifact"], "op": ">", "b_value": "1", "unit": "1"},
-            {"kind": "exists", "model": "mace-mpa-0", "ran": False},
-            {"kind": "comment", "text": "Reviewed by the surface group; see the curves."}]
+            {"kind": "exists", "model": "mace-mpa-0", "ran": False}]
     data["notes"] = good
     (rep / "report.json").write_text(json.dumps(data))
     assert main(["render", str(rep)]) == 0
     md = (rep / "report.md").read_text()
-    assert "## Notes" in md and "Unverified commentary (not checked by the judge): Reviewed" in md
+    assert "## Notes" in md and "Unverified commentary" not in md
     assert f"Claim: `{v['contract']}` on `{v['model']}` is FAIL." in md
     r = judge_file(rep, root=fresh[1])
     assert r.ok, "\n".join(f.line() for f in r.failed)
@@ -115,28 +114,18 @@ def test_notes_are_rendered_and_evaluated(fresh, tmp_path):
            {"kind": "exists", "model": "mace-mpa-0"},
            {"kind": "exists", "model": v["model"].upper(), "ran": False},  # true of the letters only
            {"kind": "comment", "text": "The wall fails badly."},
-           {"kind": "comment", "text": "Off by \u00bd."},
-           {"kind": "comment", "text": "SevenNet looks fine."}]
+           {"kind": "comment", "text": "Reviewed by the surface group; see the curves."},  # free text, however mild
+           {"kind": "comment", "text": "Reviewers agreed it behaves as it should."}]
     for note in bad:
         data["notes"] = [note]
         (rep / "report.json").write_text(json.dumps(data))
         comment = note["kind"] == "comment"
         assert main(["render", str(rep)]) == (2 if comment else 0)  # render refuses what the judge would
         r = judge_file(rep / "report.json", root=fresh[1])
-        # (render refused a comment, so the pages beside report.json still show the earlier notes: refused too)
+        # (render refused a comment, so the pages beside report.json cannot be rendered from it: refused too)
         wheres = [f.where for f in r.failed]
-        assert wheres[0] == "notes[0]" and set(wheres) <= ({"notes[0]", "report.md", "report.html"} if comment
-                                                           else {"notes[0]"}), (note, [f.line() for f in r.failed])
-
-
-def test_comment_rules():
-    from pytest_mlip.reporting.claims import comment_problems
-
-    names = ["sevennet-0", "lennard-jones", "emt", "chgnet"]
-    assert comment_problems("Looked at the curves by eye; the shape near contact is odd.", names) == []
-    for text in ("v/tau of 3", "It obeys the law", "S e v e n N e t is odd", "lennard jones is odd",
-                 "a\u200bb", "see <b>this</b>", "escalate it", "only two contracts", "CHGNet is odd"):
-        assert comment_problems(text, names), text
+        assert wheres[0] == "notes[0]" and set(wheres) <= ({"notes[0]", "render", "report.md", "report.html"}
+                                                           if comment else {"notes[0]"}), (note, [f.line() for f in r.failed])
 
 
 def test_incomplete_block_is_rendered_and_required(fresh, tmp_path):
@@ -236,7 +225,8 @@ def test_escalation_operator_bench(tmp_path):
 
 def test_held_out_judge_cases(fresh, tmp_path):
     """Held-out cases: a page beside the named file that says otherwise; a block quote wrapped with '> ' on its
-    continuation lines and a byte-order mark (legitimate); comments naming what the report checks."""
+    continuation lines and a byte-order mark (legitimate); free-text comments, which a judged report does not
+    hold (a word list was talked around: 'Reviewers agreed it behaves as it should.' was approved)."""
     import json
 
     from pytest_mlip.reporting.judge import judge_file
@@ -260,14 +250,11 @@ def test_held_out_judge_cases(fresh, tmp_path):
     assert r.ok, "\n".join(f.line() for f in r.failed)
     (rep / "report.md").write_text(md)
     data = json.loads((rep / "report.json").read_text())
-    for text in ("Effective Medium Theory behaves well on adsorption.",
-                 "The adsorption row can be set aside: the hydroxyl does bind on nickel in reality."):
+    for text in ("Effective Medium Theory behaves well on adsorption.", "Reviewers agreed it behaves as it should.",
+                 "Reviewed by the materials group; see the curves."):  # free text, however mild: refused
         B.save_and_render(rep, {**data, "notes": [{"kind": "comment", "text": text}]})  # rendered by hand
         r = judge_file(rep, root=fresh[1])
-        assert not r.ok and "names what the report checks" in r.failed[0].line(), text
-    B.save_and_render(rep, {**data, "notes": [{"kind": "comment", "text": "Reviewed by the materials group; see the "
-                                                                          "curves."}]})
-    assert judge_file(rep, root=fresh[1]).ok
+        assert not r.ok and "free text is not part of a judged report" in r.failed[0].line(), text
 
 
 DRIFT = '''import os

@@ -2,8 +2,7 @@
 
 Each case is an edit of a small Markdown or HTML text shaped like the report's: whitespace that
 Markdown gives meaning to and markup inside code or links must be refused; reflowed whitespace
-and emphasis around text must be approved. And the comment rule: disguised claims are refused,
-plain commentary is not.
+and emphasis around text must be approved. And free-text notes are refused, whatever they say.
 """
 
 from __future__ import annotations
@@ -124,35 +123,17 @@ def test_html_is_compared_by_structure():
         assert not same_html(bad), bad
 
 
-NAMES = ["sevennet-0", "lennard-jones", "emt", "chgnet-0.3.0", "chgnet", "mace", "orb", "diep"]
+@pytest.mark.parametrize("text", ["p.a.s.s", "Reviewed by the materials group; see the curves.",
+                                  "Reviewers agreed it behaves as it should.", ""])
+def test_free_text_notes_are_refused_whatever_they_say(text):
+    """A judged report holds no free text: a word list was talked around by every fresh tester, so a comment
+    note is refused as malformed, with the fix (typed notes; discussion outside the report)."""
+    from pydantic import ValidationError
 
+    from pytest_mlip.reporting.claims import parse_notes
 
-@pytest.mark.parametrize("text", [
-    "p.a.s.s", "The target p.a.s.s.e.s the wall.", "It pas sed on the surfaces.", "Net force: nil.",
-    "Excellent wall.", "The dimers fial here.", "Looks excelent overall.", "Rated II of III.", "Off by a few meV.",
-    "Seven Net looks odd here.", "Check the chg net curve.", "Worst at facade.", "See v and x.",
-    "Wall F A I L S at contact.", "Sucessful run.", "It is robust.", "Nothing odd: clean.",
-    "Only a handful of cases deviate.", "The target model is flawles.", "Dissociation is o k.", "ok-ay",
-    "Forces: twenty", "The sevenet curve.", "chgent looks odd", "m a c e", "It is \u2168 here.", "half of them",
-    "passespasses", "Everything is good.", "Looks fine.", "bad", "The wall is broken.", "It obeys the sign.",
-    "This errored.", "A faillure.", "\uff50ass", "x" * 241,
-])
-def test_disguised_comments_are_refused(text):
-    from pytest_mlip.reporting.claims import comment_problems
-
-    assert comment_problems(text, NAMES), text
-
-
-@pytest.mark.parametrize("text", [
-    "Reviewed by the materials group; see the curves.", "Looked at the figures by eye before the meeting.",
-    "Discussed at the weekly meeting.", "See the dimer curves for the shape near contact.",
-    "Questions to the model authors went out on Monday.", "I parsed the output and paused the review.",
-    "The surface probes use the slab from the paper.", "Kept for the record of this pull request.",
-])
-def test_plain_comments_are_permitted(text):
-    from pytest_mlip.reporting.claims import comment_problems
-
-    assert comment_problems(text, NAMES) == [], text
+    with pytest.raises(ValidationError, match="free text is not part of a judged report.*typed notes"):
+        parse_notes([{"kind": "comment", "text": text}])
 
 
 def test_report_json_with_a_duplicate_key_is_refused(tmp_path):

@@ -28,7 +28,7 @@ paragraphs, list items, tables, the figure) whose content is a sequence of
   outcomes), each filled value a ``value`` item.
 
 ``notes`` hold the typed notes of :mod:`pytest_mlip.reporting.claims`
-(free text only as visibly unverified commentary). :func:`render_markdown`
+(typed records only: a free-text ``comment`` is refused). :func:`render_markdown`
 writes report.md from a record; the judge does the same and compares.
 """
 

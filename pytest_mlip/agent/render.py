@@ -88,29 +88,29 @@ def render_markdown(record: Record) -> str:
 
 def rerender_record(folder) -> list:
     """Re-render report.md of a detective report folder from its record (after adding notes): the record and its
-    notes validated, comments held to the comment rules."""
+    notes validated (typed records only: free text is refused)."""
     from pathlib import Path
 
     from pydantic import ValidationError
 
     from ..errors import MlipError
-    from ..reporting.claims import comment_problems, parse_notes
+    from ..reporting.claims import parse_notes
     from ..reporting.judge_agent import record_path
-    from ..reporting.judge_report import model_names
     from .record import load_record
 
     folder = Path(folder)
     src = record_path(folder)
     try:
         record = load_record(src.read_text(encoding="utf-8"))
-        notes = parse_notes(record.notes)
     except (ValueError, ValidationError) as exc:
         raise MlipError(f"{src}: {str(exc).splitlines()[0]}; fix the edit or regenerate the report") from None
-    names = model_names({})
-    for i, n in enumerate(notes):
-        problems = comment_problems(n.text, names) if n.kind == "comment" else []
-        if problems:
-            raise MlipError(f"{src}: notes[{i}]: {problems[0]}")
+    try:
+        parse_notes(record.notes)
+    except ValidationError as exc:
+        from ..reporting.claims import note_error
+
+        where, why = note_error(exc)
+        raise MlipError(f"{src}: {where}: {why}") from None
     out = folder / "report.md"
     out.write_text(render_markdown(record))
     return [out]

@@ -14,7 +14,7 @@ index report (``detective.json``) are records of typed claims
    whether each prediction held, recomputed from the probe verdicts by the fixed rules; a derived number from
    its parents; names against the run; phrases against the catalogue;
 5. requires every claim the run artifact names for the hypothesis (its failed scope verdicts on the target);
-6. checks the notes (typed, free text only as unverified commentary under the comment rules);
+6. checks the notes (typed records only: free text is refused);
 7. renders report.md from the record and requires the given file to parse to the same structure and content;
 8. re-runs a random sample of the stored model calls.
 """
@@ -307,23 +307,24 @@ def check_notes(record, judge: Judge) -> list[Finding]:
     from pydantic import ValidationError
 
     from .claims import parse_notes
-    from .judge_report import _note_problems, model_names
+    from .judge_report import _note_problems
 
     try:
         notes = parse_notes(record.notes)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        return [Finding(False, "notes", "malformed note", [f"{'.'.join(map(str, first['loc']))}: {first['msg']}"])]
+        from .claims import note_error
+
+        where, why = note_error(exc)
+        return [Finding(False, where, "malformed note", [why])]
     from ..agent.escalation import unit_of
 
     verdicts = [a for a in (judge.get(p) for p in judge.run_art.parents) if a is not None and a.kind == "verdict"]
-    names = model_names(judge.models)
     checks = {a.params.get("contract"): a.params.get("check") for a in judge.arts.values() if a.kind == "verdict"}
 
     def unit(a):
         return unit_of(a, a.params.get("check") or checks.get(a.params.get("contract")))
 
-    return [Finding(not (r := _note_problems(n, judge, verdicts, names, unit)), f"notes[{i}]", f"{n.kind} note", r)
+    return [Finding(not (r := _note_problems(n, judge, verdicts, unit)), f"notes[{i}]", f"{n.kind} note", r)
             for i, n in enumerate(notes)]
 
 

@@ -19,7 +19,7 @@ templates). So the judge does not parse prose. It
 4. rebuilds report.json from the store and requires the given report.json
    to equal it (key order and layout aside), except ``notes``;
 5. evaluates each note (a typed claim) on the artifacts it cites, and
-   refuses free-text comments holding numbers, verdict words or model names;
+   refuses free text (a ``comment`` note) whatever it says;
 6. renders report.md and report.html from the given report.json and
    requires the given files to parse to the same structure and content
    (:mod:`.structure`), and the folder to hold only the files the run wrote.
@@ -43,7 +43,7 @@ from pathlib import Path
 from ..errors import MlipError
 from ..provenance.artifact import SHORT_ID, from_finite_or_str
 from ..provenance.recorder import verdict_parents
-from .claims import comment_problems, number_mismatch
+from .claims import number_mismatch
 from .judge import Finding, Judge, Judgement
 from .replay import DEFAULT_REPLAY
 
@@ -473,25 +473,6 @@ def compare_json(given: dict, rebuilt: dict) -> list[Finding]:
 # --- 5. notes ----------------------------------------------------------------------------------------------------
 
 
-def model_names(models: dict) -> list[str]:
-    """Names a comment may not use: the run's models and specs, every registered model and family."""
-    names = set(models)
-    for m in models.values():
-        if isinstance(m, dict) and m.get("spec"):
-            names.add(m["spec"])
-    try:
-        from ..models.registry import registry
-
-        for name, e in registry().items():
-            names.add(name)
-            names.add(e.info.family)
-    except Exception:
-        pass
-    names.update(("sevennet", "chgnet", "mace", "orb", "diep", "emt", "lennard-jones", "lj", "nequip", "allegro",
-                  "mattersim", "grace", "equiformer", "eqv2", "m3gnet", "dimenet", "schnet", "painn"))
-    return sorted(n for n in names if n)
-
-
 def check_notes(data: dict, judge: Judge) -> list[Finding]:
     from pydantic import ValidationError
 
@@ -500,13 +481,14 @@ def check_notes(data: dict, judge: Judge) -> list[Finding]:
     try:
         notes = parse_notes(data.get("notes"))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        return [Finding(False, "notes", "malformed note", [f"{'.'.join(map(str, first['loc']))}: {first['msg']}"])]
+        from .claims import note_error
+
+        where, why = note_error(exc)
+        return [Finding(False, where, "malformed note", [why])]
     verdicts = [judge.get(v) for v in (verdict_parents(judge.run_art) if judge.run_art else ())]
-    names = model_names(judge.models)
     out = []
     for i, n in enumerate(notes):
-        reasons = _note_problems(n, judge, verdicts, names)
+        reasons = _note_problems(n, judge, verdicts)
         out.append(Finding(not reasons, f"notes[{i}]", f"{n.kind} note", reasons))
     return out
 
@@ -528,12 +510,10 @@ def unit_of(a) -> str:
     return ""
 
 
-def _note_problems(n, judge: Judge, verdicts, names, unit=None) -> list[str]:
+def _note_problems(n, judge: Judge, verdicts, unit=None) -> list[str]:
     """Why a note does not hold (empty: it holds); ``unit(artifact)`` names an artifact's unit (default
     :func:`unit_of`)."""
     unit = unit or unit_of
-    if n.kind == "comment":
-        return [f"comment: {p}" for p in comment_problems(n.text, names)]
     if n.kind == "value":
         a, err = _cited(judge, n.artifact)
         if err:

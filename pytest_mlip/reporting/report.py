@@ -504,17 +504,11 @@ def rerender(folder) -> list[Path]:
     try:
         notes = parse_notes(data.get("notes"))
     except ValidationError as exc:
-        e = exc.errors()[0]
-        raise ReportError(f"{src}: notes.{'.'.join(map(str, e['loc']))}: {e['msg']}; see the note kinds in the "
-                          "README (Reports, the judge and the CI gate)") from None
-    from .claims import comment_problems
-    from .judge_report import model_names
+        from .claims import note_error
 
-    names = model_names({m.get("name"): m for m in data.get("models", []) if isinstance(m, dict)})
-    for i, n in enumerate(notes):
-        problems = comment_problems(n.text, names) if n.kind == "comment" else []
-        if problems:
-            raise ReportError(f"{src}: notes[{i}] (comment): {problems[0]}")
+        where, why = note_error(exc)
+        raise ReportError(f"{src}: {where}: {why}; see the note kinds in the README (Reports, the judge and the CI "
+                          "gate)") from None
     try:  # everything is drawn before a file is written: a report.json the renderer cannot read changes nothing
         figs = figures_for(data)
         pages = (("report.md", render_markdown(data, figs)), ("report.html", render_html(data, figs)))
