@@ -79,6 +79,8 @@ def test_cli_exit_status_root_and_stores(fresh, tmp_path, capsys):
     B = bench_module()
     B.recompress(rep)  # the snapshot gzipped: still one store
     assert main(["judge", str(rep / "report.html"), "--root", root]) == 0
+    gz = str(rep / "provenance.sqlite.gz")  # --store naming the snapshot beside the report is that one store
+    assert main(["judge", str(rep), "--store", gz, "--root", root]) == 0  # (a held-out case: 'two stores')
     (rep / "provenance.sqlite").write_bytes(b"")
     assert main(["judge", str(rep), "--root", root]) == 2
     assert "two provenance stores" in capsys.readouterr().err

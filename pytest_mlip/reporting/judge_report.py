@@ -72,7 +72,7 @@ def pick_store(folder: Path, store: str | None):
     snap = folder / SNAPSHOT
     gz = folder / (SNAPSHOT + ".gz")
     candidates = [p for p in (snap, gz) if p.is_file()]
-    if store:
+    if store and not any(Path(store).resolve() == p.resolve() for p in candidates):  # --store naming the snapshot
         candidates.append(Path(store))
     if len(candidates) > 1:
         raise MlipError(f"two provenance stores for the report in {folder}: {', '.join(map(str, candidates))}; "
