@@ -442,6 +442,17 @@ def test_an_output_folder_that_is_a_file_or_the_report_folder_is_a_usage_error(r
     assert not (pytester.path / "rep9").exists()
 
 
+@pytest.mark.parametrize("target", ["nowhere", "elsewhere"])
+def test_a_report_folder_that_is_a_link_is_a_usage_error(run, pytester, target):
+    """Held-out case: --mlip-report naming a dangling link ended in an INTERNALERROR at the end of the run (the
+    report replaces its folder with a rename). A link, dangling or not, is refused first; the folder behind it is
+    untouched."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x"), "elsewhere/keep.md": "mine"})
+    (pytester.path / "rlink").symlink_to(pytester.path / target)
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-report=rlink"), "is a symbolic link")
+    assert (pytester.path / "rlink").is_symlink() and (pytester.path / "elsewhere/keep.md").read_text() == "mine"
+
+
 def test_a_summary_the_user_edited_is_never_overwritten(run, pytester):
     """Held-out case: a line added to an earlier summary file was overwritten by the rerun. Every summary ends with
     a seal (the SHA-256 of the text above it, an HTML comment): an edited one is the user's, and the rerun stops

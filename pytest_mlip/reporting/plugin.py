@@ -216,6 +216,9 @@ def _configure_outputs(config, rep):
         if "generated_tests" in rep.report_dir.resolve().parts:  # a held-out case: pages and a store landed there
             raise MlipError(f"--mlip-report={raw} is inside generated_tests/, the agent's zone (protocol files "
                             "only); write the report elsewhere, e.g. --mlip-report=mlip-report")
+        if rep.report_dir.is_symlink():  # (a dangling one too: the report replaces its folder by a rename)
+            raise MlipError(f"--mlip-report={raw} is a symbolic link; pass the folder itself (or a new folder), e.g. "
+                            "--mlip-report=mlip-report")
         if rep.report_dir.exists() and not rep.report_dir.is_dir():
             raise MlipError(f"--mlip-report={raw} is a file, not a folder; pass a folder with --mlip-report=DIR")
         err = writable_dir_error(rep.report_dir, "--mlip-report")
