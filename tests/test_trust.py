@@ -453,6 +453,27 @@ def test_a_report_folder_that_is_a_link_is_a_usage_error(run, pytester, target):
     assert (pytester.path / "rlink").is_symlink() and (pytester.path / "elsewhere/keep.md").read_text() == "mine"
 
 
+def test_a_file_of_the_users_where_a_worst_configuration_goes_is_kept(tmp_path):
+    """Held-out case: --mlip-output=userout overwrote the user's userout/worst/MODEL/CONTRACT.extxyz. A file there
+    that save_worst did not write is kept; the worst configuration goes beside it; ours is replaced."""
+    from types import SimpleNamespace
+
+    from ase.build import molecule
+
+    from pytest_mlip.reporting.verdicts import save_worst
+
+    worst = SimpleNamespace(atoms=molecule("H2O"), probe="H2O", normalized=3.0)
+    verdict = SimpleNamespace(model="m", contract="c", worst=lambda: worst)
+    mine = tmp_path / "worst" / "m" / "c.extxyz"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("my precious config\n")
+    written = save_worst(tmp_path, verdict)
+    assert mine.read_text() == "my precious config\n" and written.endswith("c.pytest-mlip.extxyz")
+    mine.unlink()
+    assert save_worst(tmp_path, verdict) == str(mine)  # the name is free again: ours
+    assert save_worst(tmp_path, verdict) == str(mine) and "mlip_contract=" in mine.read_text()  # ours: replaced
+
+
 def test_a_summary_the_user_edited_is_never_overwritten(run, pytester):
     """Held-out case: a line added to an earlier summary file was overwritten by the rerun. Every summary ends with
     a seal (the SHA-256 of the text above it, an HTML comment): an edited one is the user's, and the rerun stops

@@ -36,12 +36,28 @@ def save_worst(output: Path, verdict) -> str | None:
     folder = Path(output) / "worst" / _safe(verdict.model)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{_safe(verdict.contract)}.extxyz"
+    if (path.exists() or path.is_symlink()) and not _written_by_us(path):  # a file of the user's: kept
+        path = folder / f"{_safe(verdict.contract)}.pytest-mlip.extxyz"
+        if path.is_symlink() or (path.exists() and not _written_by_us(path)):
+            return None
     atoms = worst.atoms.copy()
     atoms.calc = None
     atoms.info.update({"mlip_contract": verdict.contract, "mlip_model": verdict.model, "mlip_probe": worst.probe,
                        "mlip_normalized_violation": float(worst.normalized if worst.normalized is not None else -1)})
     write(path, atoms, format="extxyz")
     return str(path)
+
+
+def _written_by_us(path: Path) -> bool:
+    """A plain file whose extxyz comment line carries the keys :func:`save_worst` writes."""
+    if path.is_symlink() or not path.is_file():
+        return False
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            fh.readline()
+            return "mlip_contract=" in fh.readline()
+    except OSError:
+        return False
 
 
 def fmt(x) -> str:
