@@ -549,6 +549,44 @@ def test_a_store_with_an_edited_row_is_refused_untouched(run, pytester):
     assert "s.sqlite.edited" in msg and store.read_bytes() == before
 
 
+@pytest.mark.parametrize("part", ["positions", "forces", "garbage"])
+def test_a_store_with_an_edited_payload_is_refused_untouched(run, pytester, part):
+    """Held-out case: a model call's stored configuration or forces (kept outside the content id) edited in the store
+    were reused by the next run, and only the judge saw it. The store's open check reads them too."""
+    import zlib
+
+    import numpy as np
+
+    from pytest_mlip.evaluation import evaluator as ev_mod
+    from pytest_mlip.provenance.recorder import PAYLOAD_MAGIC, decode_payload
+
+    ev_mod._EVALUATORS.clear()  # a fresh process's evaluators: real calls, whose rows carry their configuration
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    assert run("--mlip-no-builtin", "--mlip-store=s.sqlite").ret == 0
+    store = pytester.path / "s.sqlite"
+    db = sqlite3.connect(store)
+    aid, blob = db.execute("SELECT id, payload FROM artifacts WHERE kind='evaluation' AND payload IS NOT NULL "
+                           "LIMIT 1").fetchone()
+    if part == "garbage":
+        blob = PAYLOAD_MAGIC + b"\x00\x00garbage"
+    else:
+        cfg = decode_payload(blob)
+        cfg[part] = cfg[part] + 0.1
+        k = len(PAYLOAD_MAGIC)
+        hl = int.from_bytes(blob[k:k + 2], "little")
+        parts = [cfg["numbers"].astype(np.int32), cfg["positions"], cfg["cell"], cfg["pbc"].astype(np.uint8),
+                 cfg["forces"]] + ([cfg["stress"]] if "stress" in cfg else [])
+        blob = blob[:k + 2 + hl] + zlib.compress(b"".join(np.ascontiguousarray(p).tobytes() for p in parts))
+    db.execute("UPDATE artifacts SET payload=? WHERE id=?", (blob, aid))
+    db.commit()
+    db.close()
+    before = store.read_bytes()
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-store=s.sqlite"), "edited after it was stored",
+                         f"evaluation {aid[:12]}", {"positions": "configuration key", "forces": "forces hash",
+                                                    "garbage": "cannot be read"}[part])
+    assert store.read_bytes() == before
+
+
 def test_timeout_is_an_error_verdict_and_the_run_goes_on(run, pytester, monkeypatch):
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x") + SMALL.format(name="y").replace(
         "NH3", "H2O")})

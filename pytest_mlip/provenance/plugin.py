@@ -152,12 +152,13 @@ def _refuse_an_altered_store(store):
     model call (a held-out case: an edited evaluation was reused and the new report failed the judge)."""
     from .artifact import SHORT_ID
 
-    bad = store.first_altered()
-    if bad is not None:
+    altered = store.first_altered()
+    if altered is not None:
+        bad, why = altered
         store.close()
         raise MlipError(f"provenance store {store.path} holds an artifact edited after it was stored ({bad.kind} "
-                        f"{bad.id[:SHORT_ID]}: its content no longer gives its id); a run would build on it: move the "
-                        f"store aside (mv {store.path} {store.path}.edited) and run again")
+                        f"{bad.id[:SHORT_ID]}: {why}); a run would build on it: move the store aside "
+                        f"(mv {store.path} {store.path}.edited) and run again")
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -96,6 +96,31 @@ def decode_payload(blob: bytes) -> dict:
     return out
 
 
+def payload_problems(a, blob: bytes | None) -> list[str]:
+    """Why a model call's stored configuration and forces (its payload, outside the content id) do not belong to
+    it: unreadable, another configuration than its key names, or forces other than its forces hash (empty: they
+    do, or it stores none)."""
+    if a.kind != "evaluation" or not blob:
+        return []
+    from ase import Atoms
+
+    from ..evaluation.evaluator import config_key
+
+    try:
+        cfg = decode_payload(blob)
+        atoms = Atoms(numbers=cfg["numbers"], positions=cfg["positions"], cell=cfg["cell"], pbc=cfg["pbc"])
+    except Exception as exc:  # noqa: BLE001 - a damaged payload is a finding, not a crash
+        return [f"its stored configuration cannot be read ({exc})"]
+    model_id = f"{a.model.name}#{a.model.weights_hash or ''}" if a.model else ""
+    if config_key(model_id, atoms) != a.params.get("config_key"):
+        return ["its stored configuration is not the one its configuration key names"]
+    if "forces" in cfg:
+        f = np.ascontiguousarray(cfg["forces"], dtype=np.float64)
+        if hashlib.sha256(f.tobytes()).hexdigest() != a.value.get("forces_sha256"):
+            return ["its stored forces do not match the forces hash it records"]
+    return []
+
+
 def differing_calls(store, run_id: str, floor: dict[str, float]) -> list[dict]:
     """Identical calls of one run (same model, weights and configuration) stored with outputs that differ beyond
     ``floor`` (eV/atom, eV/A): two xdist workers, or two evaluators of one process, got other numbers for the same

@@ -268,8 +268,11 @@ class Store:
         return out
 
     def first_altered(self, batch: int = 2000):
-        """The first artifact whose stored content no longer gives its id (a row edited after it was written), or
-        None; reads the whole store in batches (about 20 us per artifact)."""
+        """The first artifact edited after it was written, and why: its content no longer gives its id, or (a model
+        call) its stored configuration or forces, kept outside the id, are not the ones its key and forces hash
+        name. None when every artifact holds; reads the whole store in batches."""
+        from .recorder import payload_problems
+
         last = ""
         while True:
             ids = [r[0] for r in self.db.execute("SELECT id FROM artifacts WHERE id > ? ORDER BY id LIMIT ?",
@@ -278,7 +281,10 @@ class Store:
                 return None
             for a in self.get_many(ids).values():
                 if not a.verifies():
-                    return a
+                    return a, "its content no longer gives its id"
+                problems = payload_problems(a, self.payload(a.id)) if a.kind == "evaluation" else []
+                if problems:
+                    return a, problems[0]
             last = ids[-1]
 
     def resolve(self, prefix: str) -> list[str]:

@@ -131,8 +131,7 @@ def load_report_json(path: Path) -> dict:
 
 
 def verify_store(judge: Judge) -> list[Finding]:
-    from ..evaluation.evaluator import config_key
-    from ..provenance.recorder import decode_payload
+    from ..provenance.recorder import payload_problems
 
     out = []
     run = judge.run
@@ -151,14 +150,7 @@ def verify_store(judge: Judge) -> list[Finding]:
                     problems = [f"recorded for {a.model.name} {a.model.version}/{a.model.weights_hash}, the run "
                                 f"used {m.get('version')}/{m.get('weights_hash')}"]
         if a is not None and not problems and a.kind == "evaluation":
-            blob = judge.store.payload(aid)
-            if blob:
-                try:
-                    cfg = decode_payload(blob)
-                except Exception as exc:  # a damaged payload is a finding, not a crash
-                    problems = [f"its stored configuration cannot be read ({exc})"]
-                else:
-                    problems = _payload_problems(a, cfg, config_key)
+            problems = payload_problems(a, judge.store.payload(aid))
         if problems:
             bad.append(Finding(False, "store", f"{a.kind if a else 'artifact'} {aid[:SHORT_ID]}", problems[:1]))
     out += bad[:20]
@@ -169,21 +161,6 @@ def verify_store(judge: Judge) -> list[Finding]:
         out.append(Finding(True, "store", f"{len(judge.closure)} artifact(s) of run {run['id']} hold (content ids, "
                                           "recomputed derivations, configurations)"))
     return out
-
-
-def _payload_problems(a, cfg, config_key) -> list[str]:
-    import numpy as np
-    from ase import Atoms
-
-    atoms = Atoms(numbers=cfg["numbers"], positions=cfg["positions"], cell=cfg["cell"], pbc=cfg["pbc"])
-    model_id = f"{a.model.name}#{a.model.weights_hash or ''}" if a.model else ""
-    if config_key(model_id, atoms) != a.params.get("config_key"):
-        return ["its stored configuration is not the one its configuration key names"]
-    if "forces" in cfg:
-        f = np.ascontiguousarray(cfg["forces"], dtype=np.float64)
-        if hashlib.sha256(f.tobytes()).hexdigest() != a.value.get("forces_sha256"):
-            return ["its stored forces do not match the forces hash it records"]
-    return []
 
 
 def _verify_run_artifact(judge: Judge) -> list[Finding]:
