@@ -262,6 +262,15 @@ def guard_process_exit(config):
                       "thread of the model?): nothing after it ran; exit 1", file=sys.stderr, flush=True)
             except Exception:  # noqa: BLE001 - stderr may be gone; the exit status still says it
                 pass
+            log = process_exit_log(config)
+            if log is not None:  # an xdist worker: its exit status reaches no one, the controller reads this
+                try:
+                    log.parent.mkdir(parents=True, exist_ok=True)
+                    with open(log, "a", encoding="utf-8") as fh:
+                        fh.write(f"{config.workerinput.get('workerid', 'worker')}: os._exit(0) called by model "
+                                 "code (an import or a thread of the model?); the process ended there\n")
+                except Exception:  # noqa: BLE001
+                    pass
             real(1)
         real(status)
 
@@ -272,6 +281,44 @@ def guard_process_exit(config):
             os._exit = real
 
     config.add_cleanup(restore)
+
+
+def process_exit_log(config, worker_only: bool = True) -> Path | None:
+    """Where an xdist worker notes an ``os._exit(0)`` of model code for the controller: a file per run in the
+    output folder (None outside a worker, or before the run has an id)."""
+    worker = getattr(config, "workerinput", None)
+    if worker_only and worker is None:
+        return None
+    state = config.stash.get(STATE_KEY, None)
+    if worker is not None:
+        run_id = worker.get("mlip_run_id")
+    else:
+        from .provenance.plugin import PROV_KEY
+
+        run_id = getattr(config.stash.get(PROV_KEY, None), "run_id", None)
+    if state is None or not run_id:
+        return None
+    return Path(state.output) / "process-exits" / f"{run_id}.log"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionfinish(session, exitstatus):
+    """After every other finisher (xdist's teardown of its workers included): a worker that model code ended with
+    ``os._exit(0)`` after its last item (its status reaches no one) still fails the run, with one line."""
+    result = yield
+    config = session.config
+    log = None if getattr(config, "workerinput", None) is not None else process_exit_log(config, worker_only=False)
+    if log is not None and log.is_file():
+        lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+        log.unlink()
+        if lines:
+            import sys
+
+            print(f"pytest-mlip: INCOMPLETE: {lines[0]}" + (f" (+{len(lines) - 1} more)" if len(lines) > 1 else "")
+                  + "; exit 1", file=sys.stderr, flush=True)
+            if session.exitstatus == 0:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    return result
 
 
 #: options that do something without a target model

@@ -286,6 +286,31 @@ def test_outputs_that_differ_between_xdist_workers_are_a_determinism_violation(p
     assert "INCOMPLETE" in (pytester.path / "s.md").read_text()
 
 
+def test_os_exit_from_a_model_thread_in_an_xdist_worker_fails_the_run(pytester, monkeypatch):
+    """Held-out case: a model thread calling os._exit(0) half a second after the first call ended each worker (the
+    guard turned its status into 1, which reaches no one) and the run said '4 passed', exit 0. The worker notes it
+    in the output folder; the controller reads it after xdist's teardown and fails the run with one line."""
+    pytest.importorskip("xdist")
+    pytester.makepyfile(threadexit="import os, threading, time\nfrom ase.calculators.emt import EMT\n\n"
+                                   "class ThreadExit(EMT):\n"
+                                   "    started = False\n"
+                                   "    def calculate(self, *a, **k):\n"
+                                   "        if not ThreadExit.started:\n"
+                                   "            ThreadExit.started = True\n"
+                                   "            threading.Thread(target=lambda: (time.sleep(0.3), os._exit(0)), "
+                                   "daemon=True).start()\n"
+                                   "        super().calculate(*a, **k)\n\n"
+                                   "def factory():\n    return ThreadExit()\n")
+    for name in ("a", "b"):
+        contracts(pytester, **{f"contracts/mlip_{name}.toml": SMALL.format(name=name)})
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(pytester.path), str(ROOT)]))
+    res = pytester.run(sys.executable, "-m", "pytest", "--mlip=threadexit:factory", "--mlip-committee=emt",
+                       "-p", "no:cacheprovider", "--mlip-no-builtin", "-n", "2", timeout=600)
+    out = res.stdout.str() + res.stderr.str()
+    assert res.ret == 1 and "os._exit(0)" in out, out[-3000:]
+    assert not list((pytester.path / ".mlip" / "process-exits").glob("*.log"))  # read once, then removed
+
+
 def test_a_worker_killed_mid_run_puts_the_incomplete_banner_in_every_output(pytester, monkeypatch):
     """xdist replaces a worker killed with SIGKILL and the run goes on: the terminal said INCOMPLETE but report.md
     and report.html had no banner and the summary's headline read 'all hard contracts pass' (a held-out case)."""

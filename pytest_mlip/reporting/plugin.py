@@ -562,6 +562,13 @@ def _finish_run(rep, prov):
     rep.run_id, rep.code_version = prov.run_id, prov.code_version
     entries = prov.sorted_entries()
     verdicts = [v for v, _ in entries]
+    if rep.tracker:  # an xdist worker ended by os._exit(0) of model code said so in a file (its status reaches no one)
+        from ..plugin import process_exit_log
+
+        log = process_exit_log(rep.config, worker_only=False)
+        if log is not None and log.is_file():
+            rep.tracker.dead_workers += [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+            log.unlink()
     if rep.tracker:  # identical calls that two workers (or evaluators) answered differently: nondeterminism too
         from ..evaluation.evaluator import DEFAULT_SAMPLE
         from ..provenance.recorder import differing_calls
