@@ -1454,21 +1454,24 @@ def test_weights_for_an_analytic_model_are_a_usage_error(run, pytester):
 TWO_WALLS = '[[contract]]\nname = "{name}"\ncheck = "repulsive_wall"\npairs = [["H", "H"], ["Cu", "Cu"]]\n'
 
 
-def test_a_model_with_no_interaction_fails_the_run(run, pytester):
+@pytest.mark.parametrize("module, contract", [("inert", TWO_WALLS.format(name="wall")),
+                                              ("inert_small", SMALL.format(name="x"))])
+def test_a_model_with_no_interaction_fails_the_run(run, pytester, module, contract):
     """A held-out case: E = -1 eV per atom and F = 0 everywhere passed the repulsive walls (a flat curve never
-    falls); every call with zero forces and one energy per atom is named MODEL BROKEN, and the run fails."""
-    pytester.makepyfile(inert="import numpy as np\nfrom ase.calculators.calculator import Calculator, all_changes\n\n\n"
+    falls); every call with zero forces and one energy per atom is named MODEL BROKEN, and the run fails. A later
+    one: a contract of two calls passed, the element probe's 94 flat dimers uncounted; they count now."""
+    pytester.makepyfile(**{module: "import numpy as np\nfrom ase.calculators.calculator import Calculator, all_changes\n\n\n"
                               "class Inert(Calculator):\n    implemented_properties = ['energy', 'forces']\n\n"
                               "    def calculate(self, atoms=None, properties=('energy',), system_changes=all_changes):\n"
                               "        super().calculate(atoms, properties, system_changes)\n"
                               "        n = len(self.atoms)\n"
                               "        self.results = {'energy': -1.0 * n, 'forces': np.zeros((n, 3))}\n\n\n"
-                              "def factory():\n    return Inert()\n")
-    contracts(pytester, **{"contracts/mlip_x.toml": TWO_WALLS.format(name="wall")})
-    res = run("--mlip-no-builtin", "--mlip-report=rep", model="inert:factory")
+                              "def factory():\n    return Inert()\n"})
+    contracts(pytester, **{"contracts/mlip_x.toml": contract})
+    res = run("--mlip-no-builtin", "--mlip-report=rep", model=f"{module}:factory")
     assert res.ret == 1, res.stdout.str()[-2000:]
     inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
-    assert any(u.startswith("MODEL BROKEN inert:factory: no interaction") for u in inc["unchecked"]), inc
+    assert any(u.startswith(f"MODEL BROKEN {module}:factory: no interaction") for u in inc["unchecked"]), inc
     assert run("--mlip-no-builtin", model="emt").ret == 0  # a model with forces is not inert
 
 

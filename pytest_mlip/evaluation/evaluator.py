@@ -398,6 +398,14 @@ class Evaluator:
     def _repeat_first_probe(self):
         """The model's first real call, when the element probe made it before this evaluator existed, repeated
         and compared like any sampled call."""
+        counts = getattr(self.model, "probe_counts", None)
+        if counts:  # the element probe's dimers count toward no interaction (taken once per process)
+            self.model.probe_counts = None
+            self.stats.multi += counts[0]
+            self.stats.flat += counts[1]
+            for e in counts[2]:
+                if len(self.stats.flat_energies) < 2:
+                    self.stats.flat_energies.add(e)
         pending = getattr(self.model, "first_call", None)
         if not pending:
             return

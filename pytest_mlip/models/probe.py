@@ -45,12 +45,14 @@ def says_unsupported(exc: BaseException, z: int) -> bool:
     return worded and names_element(text, z)
 
 
-def probe_elements(calc, max_z: int = 94, first: list | None = None, name: str = "probe") -> tuple[str, ...]:
+def probe_elements(calc, max_z: int = 94, first: list | None = None, name: str = "probe",
+                   counts: list | None = None) -> tuple[str, ...]:
     """Elements a dimer at 2.5 A in a 20 A box is evaluated for without the model saying it is unsupported.
 
     ``first``, when a list, receives (atoms, results) of the first call that returned: the model's first real
-    call, which the evaluator repeats (the determinism sample). ``name`` is the model's spec (what a timeout
-    names)."""
+    call, which the evaluator repeats (the determinism sample). ``counts``, when a list, receives what the
+    no-interaction check counts ([valid dimer calls, those with every force exactly zero, their energies per
+    atom]). ``name`` is the model's spec (what a timeout names)."""
     from ase import Atoms
     from ase.data import chemical_symbols
 
@@ -69,7 +71,15 @@ def probe_elements(calc, max_z: int = 94, first: list | None = None, name: str =
                 named_call(name)(calc.calculate, atoms, ["energy", "forces"], ["positions", "numbers", "cell", "pbc"])
             if first is not None and not first:
                 first.append((atoms.copy(), dict(calc.results)))
-            validate_output(name, atoms, dict(calc.results), want_stress=False)
+            out = validate_output(name, atoms, dict(calc.results), want_stress=False)
+            if counts is not None:
+                if not counts:
+                    counts += [0, 0, set()]
+                counts[0] += 1
+                if not out.forces.any():
+                    counts[1] += 1
+                    if len(counts[2]) < 2:
+                        counts[2].add(round(out.energy / len(atoms), 9))
         except ModelTimeoutError as exc:
             # a model that hangs says nothing about its elements: take them all, the contracts report the hang
             bad.append(f"{label}: {exc}")

@@ -154,6 +154,8 @@ class LoadedModel:
     #: the model's first real call when it was made outside the evaluator (the element probe): (atoms, results);
     #: the evaluator repeats it with its own first call, so a warm-up glitch is a determinism violation
     first_call: tuple | None = None
+    #: what the element probe's calls give the no-interaction check ([calls, flat calls, energies per atom])
+    probe_counts: list | None = None
 
     @property
     def name(self) -> str:
@@ -207,8 +209,11 @@ def load(spec: str, probe: bool = True) -> LoadedModel:
             from .probe import probe_elements
 
             first: list = []
-            loaded.info = loaded.info.model_copy(update={"elements": probe_elements(loaded.calc, first=first, name=spec)})
+            counts: list = []
+            loaded.info = loaded.info.model_copy(update={"elements": probe_elements(loaded.calc, first=first, name=spec,
+                                                                                    counts=counts)})
             loaded.first_call = first[0] if first else None
+            loaded.probe_counts = counts or None
         return loaded
     entry = resolve(spec)
     reason = make_available(entry)
@@ -253,9 +258,11 @@ def load(spec: str, probe: bool = True) -> LoadedModel:
         from .probe import probe_elements
 
         first_probe: list = []
-        info = info.model_copy(update={"elements": probe_elements(calc, first=first_probe, name=spec)})
+        probe_counts: list = []
+        info = info.model_copy(update={"elements": probe_elements(calc, first=first_probe, name=spec,
+                                                                  counts=probe_counts)})
     else:
-        first_probe = []
+        first_probe, probe_counts = [], []
     loaded = LoadedModel(
         spec=spec,
         info=info,
@@ -264,6 +271,7 @@ def load(spec: str, probe: bool = True) -> LoadedModel:
         weights_hash=weights_hash(info.weights),
         load_seconds=time.perf_counter() - start,
         first_call=first_probe[0] if first_probe else None,
+        probe_counts=probe_counts or None,
     )
     _LOADED[spec] = loaded
     return loaded
