@@ -16,6 +16,7 @@ CLEAN = "tests.mutants:clean_morse"
         ("rotation-invariance", "OrientationBias"),
         ("translation-invariance", "AbsolutePosition"),
         ("permutation-invariance", "IndexWeights"),
+        ("permutation-invariance", "SpeciesOrder"),
         ("inversion-invariance", "Chirality"),
         ("periodic-image-consistency", "NonExtensive"),
         ("stress-strain-consistency", "StressScaled"),

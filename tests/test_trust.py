@@ -89,6 +89,7 @@ def one_line_usage_error(res, *needles):
     ('{ kind = "bulk", name = "Cu", cubic = true, repeat = [20, 20, 20] }', ["32000 atoms", "max_atoms"]),
     ('{ kind = "file", path = "../../outside.xyz" }', ["outside the project"]),
     ('{ kind = "file", path = "missing.xyz" }', ["does not exist"]),
+    ('{ kind = "file", path = "." }', ["is a folder", "name a structure file in it"]),
 ])
 def test_contract_file_mistakes_are_usage_errors_before_any_model_call(run, pytester, structure, needles):
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x").replace(
@@ -497,6 +498,24 @@ def test_a_file_of_the_users_where_a_worst_configuration_goes_is_kept(tmp_path):
     mine.unlink()
     assert save_worst(tmp_path, verdict) == str(mine)  # the name is free again: ours
     assert save_worst(tmp_path, verdict) == str(mine) and "mlip_contract=" in mine.read_text()  # ours: replaced
+
+
+def test_written_files_keep_the_mode_a_user_expects(tmp_path):
+    """Held-out case: summaries and baselines were written 0600 whatever the umask (mkstemp's mode), an existing
+    0644 file included. A new file gets what the umask gives; a replaced one keeps its mode."""
+    import os
+
+    from pytest_mlip.reporting.gate import write_atomic
+
+    umask = os.umask(0o022)
+    try:
+        write_atomic(tmp_path / "new.md", "x")
+        assert (tmp_path / "new.md").stat().st_mode & 0o777 == 0o644
+        os.chmod(tmp_path / "new.md", 0o640)
+        write_atomic(tmp_path / "new.md", "y")
+        assert (tmp_path / "new.md").stat().st_mode & 0o777 == 0o640
+    finally:
+        os.umask(umask)
 
 
 def test_a_summary_the_user_edited_is_never_overwritten(run, pytester):

@@ -200,6 +200,9 @@ def _check_structures(path: Path, text: str | None, i: int, settings, root: Path
             if root is not None and not target.is_relative_to(Path(root).resolve()):
                 raise ContractFileError(f"{where}: structure file {spec.path!r} is outside the project {root}; "
                                         "copy it into the project and give a path relative to the contract file")
+            if target.is_dir():
+                raise ContractFileError(f"{where}: structure file {spec.path!r} is a folder ({target}); name a "
+                                        "structure file in it (paths are relative to the contract file)")
             if not target.is_file():
                 raise ContractFileError(f"{where}: structure file {spec.path!r} does not exist (looked for "
                                         f"{target}); paths are relative to the contract file")

@@ -82,6 +82,17 @@ class AbsolutePosition(AddedTerm):
         return self.k * float(c @ c), np.tile(-2 * self.k * c / n, (n, 1)), None
 
 
+class SpeciesOrder(AddedTerm):
+    """Breaks permutation invariance through the species sequence alone: E += k sum_i i Z_i (atom i's index times its
+    atomic number), blind to shuffles among same-species atoms (a held-out case passed that check)."""
+
+    k = 0.01
+
+    def term(self, atoms):
+        n = len(atoms)
+        return self.k * float(np.arange(n) @ atoms.numbers), np.zeros((n, 3)), None
+
+
 class IndexWeights(AddedTerm):
     """Breaks permutation invariance: E += k sum_i i |r_i - r_mean|^2 (weights follow atom order)."""
 
