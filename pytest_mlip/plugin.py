@@ -887,8 +887,10 @@ def _verdict_of(report) -> dict | None:
 def pytest_report_teststatus(report, config):
     if report.when == "call" and report.passed:
         v = _verdict_of(report)
-        if v and v["status"] in ("fail", "error"):
+        if v and v["status"] == "fail":
             return "violated", "v", ("VIOLATED", {"yellow": True})
+        if v and v["status"] == "error":  # a model error on a non-gating item: counted as what it is
+            return "model error", "E", ("MODEL ERROR", {"red": True})
     return None
 
 

@@ -404,7 +404,9 @@ class _Collector:
         unchecked = unchecked_target(state.target, verdicts) or self.all_skipped(state.target, verdicts)
         clashes = sorted(set(self.clashes))
         unchecked += self.no_interaction()
-        count = (len(errors) + len(crashed) + len(not_run) + len(deselected) + len(determinism) + len(unreported)
+        # an item whose error verdict is counted is not counted again for the model failure it also saw
+        extra = [name for name in self.unreported if name not in set(errors)]
+        count = (len(errors) + len(crashed) + len(not_run) + len(deselected) + len(determinism) + len(extra)
                  + len(unchecked) + len(clashes))
         return {"count": count, "errors": errors, "crashed": crashed, "not_run": not_run,
                 "deselected_hard": deselected, SAMPLED: determinism, "unreported": unreported,
@@ -522,7 +524,8 @@ def incomplete_lines(block: dict) -> list[str]:
     for key, what in (("unchecked", "target not checked"),
                       (SAMPLED, "determinism violations (outputs differ between identical calls)"),
                       ("errors", "error verdicts"), ("crashed", "crashed"), ("not_run", "never ran"),
-                      ("unreported", "model failures a test caught (no verdict reports them)"),
+                      ("unreported", "model failures no verdict reports (a test caught them, or the element "
+                                     "probe met them)"),
                       ("deselected_hard", "hard contracts deselected"),
                       ("clashes", "verdict names given by two tests (their rows would merge)"),
                       ("missing", "hard contracts of the baseline not collected (a contract file removed or a contract "

@@ -195,8 +195,9 @@ def summary_lines(verdicts: list[dict], state, gate=None, updating: bool = False
         c[2] += v.get("seconds", 0.0)
     lines.append("model calls: " + "; ".join(
         f"{m} {int(c[0])} calls + {int(c[1])} cache hits, {c[2]:.1f} s" for m, c in cost.items()))
-    worst = max([v["max_normalized"] for v in verdicts
-                 if v["role"] == "target" and v["hard"] and v.get("max_normalized") is not None] or [0.0])
+    measured = [v["max_normalized"] for v in verdicts
+                if v["role"] == "target" and v["hard"] and v.get("max_normalized") is not None]
+    worst = max(measured) if measured else None
     if updating:
         verdict = (f"{len(gating)} hard failure(s) on the target, recorded in the baseline as known "
                    "(a baseline update fails nothing)")
@@ -208,7 +209,8 @@ def summary_lines(verdicts: list[dict], state, gate=None, updating: bool = False
     else:
         verdict = f"{len(gating)} hard failure(s) on the target (fail the run)" if gating else \
             "no hard failure on the target"
-    lines.append(f"viol_max over active hard contracts on {state.target}: {fmt(worst)}; {verdict}. "
+    shown = fmt(worst) if worst is not None else ("none measured" if gating else "0")
+    lines.append(f"viol_max over active hard contracts on {state.target}: {shown}; {verdict}. "
                  "A verdict holds only for its setting (structures, tolerances).")
     return lines
 
