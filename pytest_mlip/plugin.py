@@ -923,7 +923,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for line in garbage_lines(verdicts, state.target):
         terminalreporter.write_line(line, red=True)
     for line in summary_lines(verdicts, state, gate=getattr(prov, "gate", None),
-                              updating=bool(getattr(prov, "update_baseline", False))):
+                              updating=bool(getattr(prov, "update_baseline", False))
+                              and bool(getattr(prov, "written_baseline", False))):
         terminalreporter.write_line(line)
     if state.skip_guaranteed:
         terminalreporter.write_line("OPT-OUT: --mlip-skip-guaranteed: energy-force consistency and Jacobian symmetry "

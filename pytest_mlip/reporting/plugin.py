@@ -658,7 +658,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line(line)
     for line in rep.written:
         tr.write_line(line)
-    for err in rep.errors:
+    for err in rep.errors[1:]:  # the first one goes to stderr, once (one line where a usage error would be)
         tr.write_line(f"ERROR: {err}", red=True)
     if rep.errors:
         print(f"ERROR: {rep.errors[0]}", file=sys.stderr)
