@@ -1119,6 +1119,8 @@ def test_a_contract_that_checks_nothing_is_a_usage_error(run, pytester, text, ne
     ("[[contract]]\n", ["contract[0] has no check", 'write check = "NAME"', "energy_force"]),
     ('[[contract]]\nname = "b"\ncheck = "born_stability"\nstructures = [ { kind = "bulk", name = "cu", '
      'crystalstructure = "fcc", a = 3.6 } ]\n', ["'cu' is not a chemical formula", "write 'Cu'"]),
+    (SMALL.format(name="t") + "tolerance = { energy = nan }\n", ["mlip_x.toml:7: contract[0].tolerance:",
+                                                                   "must be a positive number"]),
 ])
 def test_contract_file_mistakes_name_their_fix(run, pytester, text, needles):
     """An empty table says the check is missing (not 'unknown check None'); a lower-case bulk name names the

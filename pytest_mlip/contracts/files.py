@@ -453,6 +453,8 @@ def parse_contracts(path: str | Path, text: str | None = None, root: str | Path 
             loc = tuple(err["loc"])
             if loc and loc[0] == check:
                 loc = loc[1:]
+            if not loc and "tolerance" in err["msg"]:  # the settings' tolerance validator: point at its line
+                loc = ("tolerance",)
             field = ".".join(str(x) for x in loc) or "(table)"
             line = _line_of(text, i, loc)
             msg = err["msg"].removeprefix("Value error, ")
