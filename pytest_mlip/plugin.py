@@ -422,6 +422,11 @@ def _check_output_paths(config):
         if output.exists() and not output.is_dir():
             raise MlipError(f"--mlip-output={raw_out}: {output} is a file, not a folder; give a folder for the "
                             "store and the run's outputs, e.g. --mlip-output=.mlip")
+        from .reporting.report import writable_dir_error
+
+        err = writable_dir_error(output, "--mlip-output")
+        if err:
+            raise MlipError(f"--mlip-output={raw_out}: {err}")
     report = config.getoption("mlip_report", None)
     if report:
         folder = Path(os.path.realpath(base / Path(str(report)).expanduser()))

@@ -466,6 +466,9 @@ def test_an_output_folder_that_is_a_file_or_the_report_folder_is_a_usage_error(r
     assert (pytester.path / "pyproject.toml").read_text() == "[project]\n"
     one_line_usage_error(run("--mlip-no-builtin", "--mlip-output=rep9", "--mlip-report=rep9"), "same folder")
     assert not (pytester.path / "rep9").exists()
+    if os.access("/proc", os.W_OK) is False:  # an unwritable place: named under --mlip-output, not --mlip-store
+        one_line_usage_error(run("--mlip-no-builtin", "--mlip-output=/proc/nope"), "--mlip-output=/proc/nope",
+                             "pass a writable folder with --mlip-output=DIR")
 
 
 @pytest.mark.parametrize("target", ["nowhere", "elsewhere"])
@@ -477,6 +480,19 @@ def test_a_report_folder_that_is_a_link_is_a_usage_error(run, pytester, target):
     (pytester.path / "rlink").symlink_to(pytester.path / target)
     one_line_usage_error(run("--mlip-no-builtin", "--mlip-report=rlink"), "is a symbolic link")
     assert (pytester.path / "rlink").is_symlink() and (pytester.path / "elsewhere/keep.md").read_text() == "mine"
+
+
+def test_a_frame_index_past_the_file_names_the_frames(run, pytester):
+    """Held-out case: index = 7 in a file of 2 frames said 'cannot build multi.xyz[7] (StopIteration: )'."""
+    from ase.build import molecule
+    from ase.io import write
+
+    (pytester.path / "contracts").mkdir()
+    write(pytester.path / "contracts" / "multi.xyz", [molecule("H2O"), molecule("NH3")])
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x").replace(
+        '{ kind = "molecule", name = "NH3" }', '{ kind = "file", path = "multi.xyz", index = 7 }')})
+    one_line_usage_error(run("--mlip-no-builtin"), "index = 7 is past the last frame of multi.xyz",
+                         "holds 2 frame(s)", "use index = 0 to 1")
 
 
 def test_a_file_of_the_users_where_a_worst_configuration_goes_is_kept(tmp_path):

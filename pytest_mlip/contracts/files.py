@@ -210,6 +210,11 @@ def _check_structures(path: Path, text: str | None, i: int, settings, root: Path
         try:
             n = atom_count(spec)
         except Exception as exc:  # noqa: BLE001 - an unreadable file or an impossible build is the file's fault
+            if isinstance(exc, (StopIteration, IndexError)) and getattr(spec, "kind", "") == "file":
+                frames = _frames(spec.path, upto=None)
+                raise ContractFileError(f"{where}: index = {getattr(spec, 'index', '?')} is past the last frame of "
+                                        f"{Path(spec.path).name}, which holds {frames} frame(s); use index = 0 to "
+                                        f"{frames - 1}") from None
             raise ContractFileError(f"{where}: cannot build {spec.label()} ({type(exc).__name__}: "
                                     f"{str(exc).splitlines()[0] if str(exc) else ''}); fix the structure spec") \
                 from None
@@ -233,14 +238,15 @@ def _check_structures(path: Path, text: str | None, i: int, settings, root: Path
                                         f"{MIN_SEPARATION:g} A); fix the structure file")
 
 
-def _frames(path) -> int:
+def _frames(path, upto: int | None = 2) -> int:
+    """Frames of a structure file, counted up to ``upto`` (None: all)."""
     from ase.io import iread
 
     n = 0
     try:
         for _ in iread(path, index=":"):
             n += 1
-            if n > 1:
+            if upto is not None and n >= upto:
                 break
     except Exception:  # noqa: BLE001 - a format that cannot list its frames holds one (reading it is checked next)
         return 1
@@ -463,7 +469,9 @@ def parse_contracts(path: str | Path, text: str | None = None, root: str | Path 
                        "top of the file, before the first [[contract]]")
             got = err.get("input")
             shown = f" (got {got!r})" if err["type"] in ("bool_type", "int_type", "float_type", "string_type",
-                                                         "int_from_float", "bool_parsing") else ""
+                                                         "int_from_float", "bool_parsing", "less_than_equal",
+                                                         "less_than", "greater_than_equal", "greater_than",
+                                                         "finite_number") else ""
             hint = _field_hint(CHECKS[check].Settings, loc) if "than" in err["msg"] else ""
             raise ContractFileError(f"{path}:{line}: contract[{i}].{field}: {msg}{shown}{hint}") from None
         if settings.name in names:
