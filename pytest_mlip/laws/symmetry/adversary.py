@@ -8,6 +8,7 @@ import numpy as np
 
 from ...adversary.objectives import DomainError, Objective, _supported, _torch, register
 from ...adversary.problem import Config, DisplacedProblem, min_distance, rotation_matrix, tensor
+from .check import random_permutation
 from .domain import DisplacementDomain
 
 def _random_cluster(spec, min_dist: float, tries: int = 20000):
@@ -213,10 +214,7 @@ class SymmetryObjective(Objective):
             elif t == "permutation":
                 specs = []
                 for k in range(nsamp):
-                    perm = np.arange(len(atoms))
-                    for z in np.unique(atoms.numbers):
-                        idx = np.where(atoms.numbers == z)[0]
-                        perm[idx] = rng.permutation(idx)
+                    perm = random_permutation(atoms.numbers, rng)
                     specs.append((f"{label}/perm{k}", perm, [zero]))
             else:
                 specs = [(label, None, [zero])]

@@ -39,6 +39,18 @@ def periodic(atoms) -> bool:
     return bool(np.all(atoms.pbc)) and atoms.cell.rank == 3
 
 
+def random_permutation(numbers, rng) -> np.ndarray:
+    """A random reordering of the atom list, species travelling with their positions: the same physical system. (A
+    shuffle among same-species atoms alone leaves the species sequence as it was, and a model whose energy reads
+    that sequence passed; a held-out case.) A draw that keeps the species sequence of a mixed structure is replaced
+    by a shift of every atom by one place."""
+    numbers = np.asarray(numbers)
+    perm = rng.permutation(len(numbers))
+    if len(set(numbers.tolist())) > 1 and np.array_equal(numbers[perm], numbers):
+        perm = np.roll(np.arange(len(numbers)), 1)
+    return perm
+
+
 def transformed(atoms, transform: str, rng, supercell=(2, 1, 1)):
     """Apply one random transformation; return (new atoms, how to map reference outputs).
 
@@ -59,12 +71,7 @@ def transformed(atoms, transform: str, rng, supercell=(2, 1, 1)):
         new.positions = atoms.positions + shift
         return new, lambda f, s: (1.0, f, s)
     if transform == "permutation":
-        # the order of the atom list, species travelling with their positions: the same physical system (a
-        # shuffle among same-species atoms alone leaves the species sequence as it was, and a model whose energy
-        # reads that sequence passed; a held-out case)
-        perm = rng.permutation(len(atoms))
-        if len(atoms) > 1 and np.array_equal(atoms.numbers[perm], atoms.numbers) and len(set(atoms.numbers)) > 1:
-            perm = np.roll(np.arange(len(atoms)), 1)  # a draw that kept the species order: move every atom
+        perm = random_permutation(atoms.numbers, rng)
         new = atoms[perm]
         return new, lambda f, s: (1.0, f[perm], s)
     if transform == "inversion":
