@@ -8,6 +8,7 @@ reported as ``violated`` without failing it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -439,6 +440,42 @@ def _check_output_paths(config):
                                 f"replaces; put {name} outside it")
 
 
+#: seconds a ``module:function`` factory may take to return (at least; ``--mlip-timeout`` when longer): a factory
+#: that hangs must not hang the CI job with no output (a held-out case); loading weights takes seconds to minutes
+FACTORY_SECONDS = 600.0
+
+
+class _LoadDeadline(BaseException):
+    """Raised in a factory that ran past its time (a BaseException: the factory's ``except Exception`` misses it)."""
+
+
+@contextlib.contextmanager
+def _load_deadline(spec: str):
+    import signal
+    import threading
+
+    from .evaluation.evaluator import CALL_TIMEOUT
+
+    seconds = max(FACTORY_SECONDS, CALL_TIMEOUT.get("seconds") or 0.0)
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise _LoadDeadline()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _LoadDeadline:
+        raise MlipError(f"the model factory {spec!r} did not return within {seconds:g} s (a hang while it builds the "
+                        "calculator?); fix the factory, or raise the limit with a longer --mlip-timeout") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _load_factory(spec: str):
     """A ``module:function`` model is the user's code, a model file the user's file: load it now, so their
     mistakes are usage errors."""
@@ -459,7 +496,8 @@ def _load_factory(spec: str):
     if entry.info.family != "factory":
         return
     try:
-        load(spec, probe=False)  # no model call yet: the contract files and options are checked first
+        with _load_deadline(spec):
+            load(spec, probe=False)  # no model call yet: the contract files and options are checked first
     except (MlipError, KeyboardInterrupt):
         raise
     except BaseException as exc:  # noqa: BLE001 - the user's factory raised (or exited): their mistake, one line

@@ -482,6 +482,19 @@ def test_a_report_folder_that_is_a_link_is_a_usage_error(run, pytester, target):
     assert (pytester.path / "rlink").is_symlink() and (pytester.path / "elsewhere/keep.md").read_text() == "mine"
 
 
+def test_a_factory_that_hangs_is_a_one_line_error(run, pytester, monkeypatch):
+    """Held-out case: a factory that never returned hung the run with no output. A factory gets FACTORY_SECONDS
+    (600 s, or --mlip-timeout when longer); here 1 s."""
+    import pytest_mlip.plugin as plugin
+
+    monkeypatch.setattr(plugin, "FACTORY_SECONDS", 1.0)
+    pytester.makepyfile(hangs="import time\n\ndef factory():\n    try:\n        time.sleep(60)\n"
+                              "    except Exception:\n        pass\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-timeout=0.5", model="hangs:factory"),
+                         "the model factory 'hangs:factory' did not return within 1 s")
+
+
 def test_a_frame_index_past_the_file_names_the_frames(run, pytester):
     """Held-out case: index = 7 in a file of 2 frames said 'cannot build multi.xyz[7] (StopIteration: )'."""
     from ase.build import molecule
