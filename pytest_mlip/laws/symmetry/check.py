@@ -89,7 +89,7 @@ class Symmetry(Check):
     name = "symmetry"
     title = "Symmetry: rotation, translation, permutation, inversion, periodic images"
     statement = ("Energy is invariant and forces (and stress, as a tensor) equivariant under rotations, "
-                 "translations, inversion and any reordering of the atom list; a periodic supercell has "
+                 "translations, inversion and permutations of same-species atoms; a periodic supercell has "
                  "n times the energy and the same per-atom forces and stress.")
     rationale = ("The Born-Oppenheimer energy depends only on the relative positions of identical nuclei. "
                  "A model that breaks this drifts in MD, relaxes differently depending on orientation, or "
