@@ -115,6 +115,7 @@ def test_notes_are_rendered_and_evaluated(fresh, tmp_path):
            {"kind": "role", "model": CLEAN, "role": "target"},
            {"kind": "exists", "model": "mace-mpa-0"},
            {"kind": "exists", "model": v["model"].upper(), "ran": False},  # true of the letters only
+           {"kind": "exists", "model": "zero-net-force-FAIL-was-waived-by-review", "ran": False},  # words as a name
            {"kind": "comment", "text": "The wall fails badly."},
            {"kind": "comment", "text": "Reviewed by the surface group; see the curves."},  # free text, however mild
            {"kind": "comment", "text": "Reviewers agreed it behaves as it should."}]
@@ -299,6 +300,33 @@ def test_a_forged_second_run_into_one_store_is_re_run_exactly(tmp_path, monkeypa
     monkeypatch.delenv("FORGE", raising=False)
     r = judge_file(tmp_path / "rep2", root=roots[1], sample=None)
     assert not r.ok and any("re-run forces differ" in x for f in r.failed for x in f.reasons), \
+        "\n".join(f.line() for f in r.findings)
+
+
+def test_a_forged_run_judged_on_another_platform_is_caught_by_its_forces(tmp_path, monkeypatch):
+    """A held-out case: a run forged by switching a force-only defect off, its platform made to differ from the
+    judge's (a spoofed library version), escaped the exact re-run: across platforms only energies were held. Most
+    re-run calls' forces differ by the defect, which another CPU's float noise never does (median <= 3e-6 eV/A on
+    the committed example): refused. The honest run judged across platforms still passes."""
+    import pytest_mlip.provenance.platform as platform
+    from pytest_mlip.reporting.judge import judge_file
+
+    (tmp_path / "drift.py").write_text(DRIFT)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore", "--mlip=drift:factory",
+           "--mlip-committee=none", "-k", "zero-net-force", "--mlip-partial", "--mlip-report=rep"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "FORGE": "1"}
+    res = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout[-2000:]
+    root = re.search(r"mlip root: ([0-9a-f]{64})", res.stdout).group(1)
+    real = platform.fingerprint
+    monkeypatch.setattr(platform, "fingerprint", lambda: {**real(), "numpy": "0.0-elsewhere"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("FORGE", "1")  # the model as it was run: honest, on "another platform"
+    honest = judge_file(tmp_path / "rep", root=root, sample=None)
+    assert honest.ok, "\n".join(f.line() for f in honest.failed)
+    monkeypatch.delenv("FORGE")  # the model as it is: its drift was hidden from the run
+    r = judge_file(tmp_path / "rep", root=root, sample=None)
+    assert not r.ok and any("differ from the record (median 0.05" in x for f in r.failed for x in f.reasons), \
         "\n".join(f.line() for f in r.findings)
 
 
