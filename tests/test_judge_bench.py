@@ -153,7 +153,7 @@ def test_incomplete_block_is_rendered_and_required(fresh, tmp_path):
     approved = judge_file(rep)
     assert approved.ok  # consistent (without the root: this store was re-hashed on purpose)
     # an approval of an honest incomplete report still says the run was incomplete (a held-out remark)
-    assert "the run is INCOMPLETE (1 item(s) did not finish)" in approved.summary()
+    assert "the run is INCOMPLETE (1 problem(s) under incomplete)" in approved.summary()
     data = json.loads((rep / "report.json").read_text())
     del data["incomplete"]
     B.save_and_render(rep, data)

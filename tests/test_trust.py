@@ -495,6 +495,19 @@ def test_a_factory_that_hangs_is_a_one_line_error(run, pytester, monkeypatch):
                          "the model factory 'hangs:factory' did not return within 1 s")
 
 
+@pytest.mark.parametrize("args", [("-k", "nothing", "--mlip-partial"), ("nonexistent/mlip_x.toml",)])
+def test_a_run_in_which_nothing_ran_never_reads_as_a_pass(run, pytester, args):
+    """Held-out cases: -k matching nothing (with --mlip-partial), and a contract path that does not exist, wrote a
+    summary headed 'all hard contracts pass' with no verdict at all. Nothing was checked: INCOMPLETE."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    res = run("--mlip-no-builtin", "--mlip-summary-md=s.md", "--mlip-report=rep", *args)
+    assert res.ret != 0
+    summary = (pytester.path / "s.md").read_text()
+    assert "INCOMPLETE" in summary and "all hard contracts pass" not in summary, summary
+    inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
+    assert any("nothing was checked" in u for u in inc["unchecked"]) and inc["fails_run"], inc
+
+
 def test_a_frame_index_past_the_file_names_the_frames(run, pytester):
     """Held-out case: index = 7 in a file of 2 frames said 'cannot build multi.xyz[7] (StopIteration: )'."""
     from ase.build import molecule
@@ -620,6 +633,14 @@ def test_a_store_with_an_edited_row_is_refused_untouched(run, pytester):
     msg = one_line_usage_error(run("--mlip-no-builtin", "--mlip-store=s.sqlite"), "edited after it was stored",
                                f"evaluation {aid[:12]}", "move the store aside")
     assert "s.sqlite.edited" in msg and store.read_bytes() == before
+    db = sqlite3.connect(store)  # an edit that leaves no valid JSON (a held-out case: an INTERNALERROR traceback)
+    db.execute("UPDATE artifacts SET value=value || '0' WHERE id=?", (aid,))
+    db.commit()
+    db.close()
+    before = store.read_bytes()
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-store=s.sqlite"), "edited after it was stored",
+                         f"evaluation {aid[:12]}", "no longer valid JSON")
+    assert store.read_bytes() == before
 
 
 @pytest.mark.parametrize("part", ["positions", "forces", "garbage"])
@@ -797,7 +818,7 @@ def test_deselected_hard_contracts_fail_the_run_unless_partial(run, pytester):
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="alpha") + SMALL.format(name="beta")})
     res = run("--mlip-no-builtin", "-k", "alpha", "--mlip-report=rep", "--mlip-summary-md=s.md")
     assert res.ret == 1
-    assert "INCOMPLETE: 1 item(s) did not finish" in res.stdout.str()
+    assert "INCOMPLETE: 1 problem(s) the verdicts do not cover" in res.stdout.str()
     inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
     assert inc["deselected_hard"] == ["beta"] and inc["count"] == 1 and inc["fails_run"]
     assert "INCOMPLETE run" in (pytester.path / "s.md").read_text()

@@ -279,7 +279,20 @@ class Store:
                                                  (last, batch))]
             if not ids:
                 return None
-            for a in self.get_many(ids).values():
+            try:
+                arts = self.get_many(ids)
+            except (ValueError, TypeError):  # a row whose stored JSON no longer parses: find it, name it
+                for aid in ids:
+                    try:
+                        self.get_many([aid])
+                    except (ValueError, TypeError):
+                        kind = self.db.execute("SELECT kind FROM artifacts WHERE id=?", (aid,)).fetchone()
+                        from types import SimpleNamespace
+
+                        return SimpleNamespace(id=aid, kind=kind[0] if kind else "artifact"), \
+                            "its stored content is no longer valid JSON"
+                raise
+            for a in arts.values():
                 if not a.verifies():
                     return a, "its content no longer gives its id"
                 problems = payload_problems(a, self.payload(a.id)) if a.kind == "evaluation" else []

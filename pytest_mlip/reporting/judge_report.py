@@ -757,7 +757,7 @@ def judge_report(path, store: str | None = None, root: str | None = None, sample
                                            ["the report does not show them"]))
         inc = value.get("incomplete") or {}
         if inc.get("fails_run") or inc.get("count") or inc.get("interrupted") or inc.get("dead_workers"):
-            result.caveat = (f"the run is INCOMPLETE ({inc.get('count', 0)} item(s) did not finish"
+            result.caveat = (f"the run is INCOMPLETE ({inc.get('count', 0)} problem(s) under incomplete"
                              + (f"; {inc['interrupted']}" if inc.get("interrupted") else "")
                              + "): what is verified is an honest account of an unfinished run, not a complete one")
         load_model = model_loader(judge)

@@ -401,7 +401,8 @@ class _Collector:
             deselected = []
         determinism = determinism_names(self.nondeterminism)
         unreported = [f"{name}: {msg}" for name, msg in sorted(self.unreported.items())]
-        unchecked = unchecked_target(state.target, verdicts) or self.all_skipped(state.target, verdicts)
+        unchecked = (unchecked_target(state.target, verdicts) or self.all_skipped(state.target, verdicts)
+                     or self.nothing_ran(state.target, verdicts))
         clashes = sorted(set(self.clashes))
         unchecked += self.no_interaction()
         # an item whose error verdict is counted is not counted again for the model failure it also saw
@@ -428,6 +429,14 @@ class _Collector:
                 out.append(f"MODEL BROKEN {model}: no interaction: all {multi} call(s) on two atoms or more gave "
                            f"forces of exactly zero and the same energy per atom ({next(iter(energies)):g} eV)")
         return out
+
+    def nothing_ran(self, target: str, verdicts: list[dict]) -> list[str]:
+        """One line when no item ran at all and no verdict was given (-k matching nothing, a path that does not
+        exist): such a run checked nothing, and its report must not read 'all hard contracts pass' (held-out
+        cases)."""
+        if verdicts or self.ran or self.skipped or self.crashed:
+            return []
+        return [f"nothing was checked on {target}: no item ran (none was selected, or none collected)"]
 
     def all_skipped(self, target: str, verdicts: list[dict]) -> list[str]:
         """One line when no verdict was given and every item of the run skipped (a user's test that skips itself,
@@ -532,7 +541,7 @@ def incomplete_lines(block: dict) -> list[str]:
                                   "renamed? restore it, or rerun with --mlip-update-baseline to drop it)")):
         if block.get(key):
             parts.append(f"{what}: {', '.join(block[key][:12])}" + (" ..." if len(block[key]) > 12 else ""))
-    head = f"INCOMPLETE: {block['count']} item(s) did not finish"
+    head = f"INCOMPLETE: {block['count']} problem(s) the verdicts do not cover"
     if block.get("interrupted"):
         head += f"; the run was {block['interrupted']}"
     if block.get("dead_workers"):
