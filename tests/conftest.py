@@ -8,6 +8,11 @@ them here, before any inner run, keeps them in the snapshot.
 import numpy  # noqa: F401
 import numpy as np
 import pytest
+
+try:  # torch too: an inner run that imports it first drops it, and a second import breaks torch's numpy bridge
+    import torch  # noqa: F401
+except ImportError:  # pragma: no cover - the suite runs without the model extras too
+    pass
 import scipy.spatial.transform  # noqa: F401
 import ase.build  # noqa: F401
 import ase.io  # noqa: F401
