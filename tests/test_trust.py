@@ -508,6 +508,22 @@ def test_a_run_in_which_nothing_ran_never_reads_as_a_pass(run, pytester, args):
     assert any("nothing was checked" in u for u in inc["unchecked"]) and inc["fails_run"], inc
 
 
+def test_a_users_test_that_fails_without_a_verdict_makes_the_run_incomplete(run, pytester):
+    """Held-out case: tests whose mlip_check refused its settings failed (exit 1), yet report.md had no INCOMPLETE
+    banner and the summary read 'all hard contracts pass'. A test of the user's that fails without giving a verdict
+    is listed under incomplete."""
+    pytester.makepyfile(test_user='def test_badel(mlip_check):\n    mlip_check("symmetry", transform="translation", '
+                                  'samples=1, structures=[{"kind": "atom", "element": "Xx"}])\n')
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    res = run("--mlip-no-builtin", "--mlip-summary-md=s.md", "--mlip-report=rep", "test_user.py", "contracts")
+    assert res.ret == 1
+    summary = (pytester.path / "s.md").read_text()
+    assert "INCOMPLETE" in summary and "all hard contracts pass" not in summary, summary
+    inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
+    assert inc["failed_tests"] and inc["failed_tests"][0].startswith("test_badel[") and inc["fails_run"], inc
+    assert "test failed without a verdict" in (pytester.path / "rep" / "report.md").read_text()
+
+
 def test_a_frame_index_past_the_file_names_the_frames(run, pytester):
     """Held-out case: index = 7 in a file of 2 frames said 'cannot build multi.xyz[7] (StopIteration: )'."""
     from ase.build import molecule

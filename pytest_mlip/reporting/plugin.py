@@ -305,6 +305,8 @@ class _Collector:
         self.expected: set[str] = set()
         self.reported: set[str] = set()
         self.crashed: dict[str, str] = {}
+        #: tests of the user's (not contract items) that failed without giving a verdict: name -> why
+        self.failed_tests: dict[str, str] = {}
         self.interrupted: str | None = None
         self.dead_workers: list[str] = []
         #: the sampled determinism check: model -> [calls, repeats]; violations found
@@ -350,6 +352,12 @@ class _Collector:
         elif report.when == "call" or report.failed:
             self.ran.add(report.nodeid)
         if _split_nodeid(report.nodeid) is None:
+            if report.failed and not any(k == "mlip_verdict" for k, _ in getattr(report, "user_properties", [])):
+                # a test of the user's that failed without giving a verdict (mlip_check refused its settings, the
+                # test raised): the verdict matrix does not show it, so the run is not complete (a held-out case)
+                text = str(report.longrepr or "").strip().splitlines()
+                self.failed_tests.setdefault(report.nodeid.rpartition("::")[2] or report.nodeid,
+                                             (text[-1] if text else "failed")[:240])
             return
         if report.when == "call" or report.failed or report.skipped:
             self.reported.add(report.nodeid)
@@ -407,17 +415,20 @@ class _Collector:
         unchecked += self.no_interaction()
         # an item whose error verdict is counted is not counted again for the model failure it also saw
         extra = [name for name in self.unreported if name not in set(errors)]
+        failed_tests = [f"{name}: {why}" for name, why in sorted(self.failed_tests.items())]
         count = (len(errors) + len(crashed) + len(not_run) + len(deselected) + len(determinism) + len(extra)
-                 + len(unchecked) + len(clashes))
+                 + len(unchecked) + len(clashes) + len(failed_tests))
         return {"count": count, "errors": errors, "crashed": crashed, "not_run": not_run,
                 "deselected_hard": deselected, SAMPLED: determinism, "unreported": unreported,
-                "unchecked": unchecked, "clashes": clashes, "interrupted": self.interrupted,
+                "unchecked": unchecked, "clashes": clashes, "failed_tests": failed_tests,
+                "interrupted": self.interrupted,
                 "dead_workers": list(self.dead_workers), "partial": partial,
                 # what alone fails a run that has no baseline gate: an error verdict on any model (target or
                 # committee), a crash, an interruption, an item left over, outputs that change between identical
                 # calls, hard contracts deselected without --mlip-partial
                 "fails_run": bool(errors or crashed or not_run or self.interrupted or self.dead_workers
-                                  or determinism or deselected or unreported or unchecked or clashes)}
+                                  or determinism or deselected or unreported or unchecked or clashes
+                                  or failed_tests)}
 
     def no_interaction(self) -> list[str]:
         """Models whose every call on two atoms or more gave forces of exactly zero and one energy per atom: no
@@ -537,6 +548,7 @@ def incomplete_lines(block: dict) -> list[str]:
                                      "probe met them)"),
                       ("deselected_hard", "hard contracts deselected"),
                       ("clashes", "verdict names given by two tests (their rows would merge)"),
+                      ("failed_tests", "tests that failed without giving a verdict"),
                       ("missing", "hard contracts of the baseline not collected (a contract file removed or a contract "
                                   "renamed? restore it, or rerun with --mlip-update-baseline to drop it)")):
         if block.get(key):
