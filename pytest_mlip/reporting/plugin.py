@@ -171,8 +171,11 @@ def _configure_gate(config, rep):
             except BaselineError as exc:  # never overwrite a file that is not ours
                 raise MlipError(f"--mlip-update-baseline refuses to overwrite {rep.baseline_path}: "
                                 f"{str(exc).split(';')[0]}; pass a new file name with --mlip-baseline=FILE") from None
-            if _other_target(rep.state.target, rep.baseline, target):
-                rep.baseline = {}  # recorded anew for this target: nothing of the other target's entries is kept
+            other = _other_target(rep.state.target, rep.baseline, target)
+            if other:  # another target's record of known failures: never replaced without a word (a held-out case)
+                raise MlipError(f"--mlip-update-baseline refuses to replace {rep.baseline_path}, the baseline of the "
+                                f"target {other}, with one of {rep.state.target!r}: keep one baseline file per "
+                                "target; pass a new file name with --mlip-baseline=FILE (or move the old one aside)")
         else:
             rep.baseline = {}
         from .report import writable_dir_error
