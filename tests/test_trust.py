@@ -1024,16 +1024,20 @@ def baseline_of(target, *entries):
 ])
 def test_a_baseline_of_another_target_is_a_usage_error(run, pytester, doc, named):
     """A baseline recorded for sevennet-0 gated a run of another model: no entry matched, "gate passed", exit 0 (a
-    held-out case). The target must be among the baseline's targets; recording one for this target works."""
+    held-out case). The target must be among the baseline's targets; updating that file is refused too (it would
+    replace the other target's record of known failures, a later held-out case); recording a new file works."""
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
     (pytester.path / "b.json").write_text(doc)
     one_line_usage_error(run("--mlip-no-builtin", "--mlip-baseline=b.json"), f"recorded for the target {named}",
                          f"this run's target is '{CLEAN}'", "--mlip-update-baseline")
-    res = run("--mlip-no-builtin", "--mlip-baseline=b.json", "--mlip-update-baseline")
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-baseline=b.json", "--mlip-update-baseline"),
+                         "refuses to replace", "one baseline file per target")
+    assert (pytester.path / "b.json").read_text() == doc
+    res = run("--mlip-no-builtin", "--mlip-baseline=mine.json", "--mlip-update-baseline")
     assert res.ret == 0, res.stdout.str()[-2000:]
-    written = json.loads((pytester.path / "b.json").read_text())
+    written = json.loads((pytester.path / "mine.json").read_text())
     assert written["target"] == CLEAN and {e["model"] for e in written["entries"]} == {CLEAN}
-    assert run("--mlip-no-builtin", "--mlip-baseline=b.json").ret == 0
+    assert run("--mlip-no-builtin", "--mlip-baseline=mine.json").ret == 0
 
 
 def test_a_baseline_of_the_same_model_spelled_otherwise_gates(run, pytester):
