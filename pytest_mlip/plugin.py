@@ -111,8 +111,18 @@ def _target(config) -> str | None:
 
 def pytest_cmdline_main(config):
     if config.getoption("mlip_list") or config.getini("mlip_list"):
-        from .models.registry import describe, model_names, registry
+        from .models.registry import describe, model_names, registry, resolve
 
+        target = _target(config)
+        if target and target.strip():  # --mlip-list --mlip=typo: the listing must not hide that the name is wrong
+            from .models import factory
+
+            factory.SEARCH_PATHS[:] = list(dict.fromkeys(
+                [str(config.rootpath)] + [str(p) for p in config.getini("pythonpath")]))
+            try:
+                resolve(target)
+            except MlipError as exc:
+                raise usage_error(config, exc) from None
         rows = [describe(registry()[n]) for n in model_names()]
         cols = ["name", "usable", "weights", "elements", "cutoff", "dtype", "conservative", "training", "channel"]
         widths = {c: max(len(c), *(len(str(r[c] if c != "usable" else r[c][:3])) for r in rows)) for c in cols}
@@ -151,6 +161,7 @@ def pytest_configure(config):
         from .evaluation import evaluator as _evaluator
 
         _evaluator.before_hard_stop = lambda: capman.suspend_global_capture(in_=False)
+    _check_ini_keys(config)
     _check_empty_values(config)
     given = config.getoption("mlip")
     if given is not None and not given.strip():  # --mlip= with an unset variable ($MODEL) behind it
@@ -160,6 +171,7 @@ def pytest_configure(config):
     if not target:
         _refuse_options_without_a_model(config)
         return
+    _check_path_arguments(config)
     guard_process_exit(config)
     for line in THIRD_PARTY_NOISE:
         config.addinivalue_line("filterwarnings", line)
@@ -230,6 +242,27 @@ VALUE_OPTIONS = (
     ("mlip_output", "--mlip-output", "folder", "--mlip-output=.mlip", "the output folder is .mlip under the rootdir"),
     ("mlip_reference", "--mlip-reference", "engine", "--mlip-reference=pyscf", "no reference is computed"),
 )
+
+
+def _check_ini_keys(config):
+    """A misspelt ``mlip_*`` key in the ini (``mlip_commitee``) got only pytest's generic warning, and the run went
+    on with the default committee. An ``mlip`` key pytest-mlip does not know is a usage error naming the near one."""
+    import difflib
+
+    known = []
+    keys = getattr(config, "_inicfg", None)  # pytest >= 9 deprecates the public name; older pytest has only it
+    for key in sorted(config.inicfg if keys is None else keys):
+        if not key.lower().startswith("mlip"):
+            continue
+        try:
+            config.getini(key)
+        except ValueError:
+            if not known:
+                known = [name for name in config._parser._inidict if name.startswith("mlip")]
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
+            fix = f"did you mean {close[0]}?" if close else "pytest --help lists the mlip_* keys it reads"
+            raise pytest.UsageError(f"unknown ini key {key!r} in {config.inipath} (pytest-mlip ignores no mlip key "
+                                    f"it does not read); {fix}") from None
 
 
 def _check_empty_values(config):
@@ -369,21 +402,39 @@ def usage_error(config, exc: BaseException) -> pytest.UsageError:
     return pytest.UsageError(one_line(exc) or type(exc).__name__)
 
 
+def _check_path_arguments(config):
+    """A path argument that does not exist is pytest's usage error; pytest finds it only while collecting, after
+    the models have loaded and an mlip block (and a store run) claimed a run. Said here first, in pytest's words."""
+    if config.getoption("pyargs", False) or config.args_source != pytest.Config.ArgsSource.ARGS:
+        return
+    base = Path(config.invocation_params.dir)
+    for arg in config.args:
+        path = arg.split("::", 1)[0]
+        if path and not (base / path).exists():
+            raise pytest.UsageError(f"file or directory not found: {arg}")
+
+
 #: environment variables that hold a count (positive whole number), with what they count
 COUNT_VARIABLES = {"PYTEST_MLIP_THREADS": "threads", "PYTEST_MLIP_REFERENCE_THREADS": "reference threads",
                    "PYTEST_MLIP_GPAW_RANKS": "GPAW MPI ranks"}
+#: a count above this many times the machine's cores is a typo, not a setting (100000 threads stalls the run)
+OVERSUBSCRIPTION = 4
 
 
 def _check_environment(config):
     """Environment variables and option values: a mistake is a usage error before any model call."""
     import os
 
+    cores = os.cpu_count() or 1
     for name, what in COUNT_VARIABLES.items():
         raw = os.environ.get(name)
         if raw is not None and raw.strip() != "":
             if not raw.strip().isdigit() or int(raw) < 1:
                 raise MlipError(f"{name}={raw!r} is not a positive whole number of {what}; set it like {name}=4 "
                                 "or unset it (default 1)")
+            if int(raw) > OVERSUBSCRIPTION * cores:
+                raise MlipError(f"{name}={raw.strip()} asks for more {what} than {OVERSUBSCRIPTION}x this machine's "
+                                f"{cores} CPU cores; set it to at most {cores} (like {name}={cores}) or unset it")
     raw = os.environ.get("PYTEST_MLIP_OFFLINE")
     if raw is not None and raw.strip().lower() not in ("", "1", "true", "yes", "on", "0", "false", "no", "off"):
         raise MlipError(f"PYTEST_MLIP_OFFLINE={raw!r} is not a boolean; set it to 1 (never download weights) or 0, "

@@ -379,17 +379,17 @@ TOLERANCE_CEILING = 1e3
 
 
 def _check_tolerances(path: Path, text: str, i: int, settings):
-    for key, tau in settings.tolerance.items():
-        if not tau <= TOLERANCE_CEILING:  # (also NaN)
-            raise ContractFileError(f"{_at(path, text, i, ('tolerance',))}.tolerance.{key} = {tau:g} is above "
-                                    f"{TOLERANCE_CEILING:g}: no violation this check measures reaches it, so the "
-                                    f"check could never fail; use a tolerance {key} of a few times its noise floor")
+    for key, tau in settings.tolerance.items():  # the 100x ceiling first: it names the built-in default and the fix
         ceiling = tolerance_ceiling(settings.check, key)
         if ceiling is not None and tau > ceiling[0]:
             raise ContractFileError(f"{_at(path, text, i, ('tolerance',))}.tolerance.{key} = {tau:g} is more than "
                                     f"{CEILING_FACTOR:g}x the built-in default ({ceiling[0] / CEILING_FACTOR:g} in "
                                     f"{ceiling[1]}): a check that loose hardly tells a broken model from a clean one; use tolerance {key} "
                                     f"<= {ceiling[0]:g}")
+        if not tau <= TOLERANCE_CEILING:  # (also NaN)
+            raise ContractFileError(f"{_at(path, text, i, ('tolerance',))}.tolerance.{key} = {tau:g} is above "
+                                    f"{TOLERANCE_CEILING:g}: no violation this check measures reaches it, so the "
+                                    f"check could never fail; use a tolerance {key} of a few times its noise floor")
         floor = tolerance_floor(settings.check, key)
         if floor is not None and tau < floor[0]:
             raise ContractFileError(f"{_at(path, text, i, ('tolerance',))}.tolerance.{key} = {tau:g} is below the "

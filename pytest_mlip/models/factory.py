@@ -31,6 +31,10 @@ def _import(module_name: str):
 
 def entry_from_factory(spec: str) -> ModelEntry:
     module_name, _, attr = spec.partition(":")
+    if module_name.endswith(".py") or "/" in module_name or "\\" in module_name:
+        dotted = module_name.removesuffix(".py").replace("\\", "/").strip("./").replace("/", ".")
+        raise UnknownModelError(f"{spec!r} names a file path, not a module; give the module by its import name, "
+                                f"like --mlip={dotted}:{attr} (a module in the rootdir or on the ini's pythonpath)")
     try:
         module = _import(module_name)
     except ImportError as exc:

@@ -185,12 +185,35 @@ def _configure_gate(config, rep):
             raise MlipError(err.replace("=DIR", "=FILE in a writable folder"))
     else:
         rep.baseline, target = read_baseline(rep.baseline_path)
+        edited = _header_disagrees(rep.baseline, target)
+        if edited:
+            raise MlipError(f"--mlip-baseline={raw} says it was recorded for the target {target!r}, but its target "
+                            f"entries name {edited}: it was edited by hand; regenerate it with "
+                            f"--mlip-baseline={raw} --mlip-update-baseline")
         other = _other_target(rep.state.target, rep.baseline, target)
         if other:
             raise MlipError(f"--mlip-baseline={raw} was recorded for the target {other}, and this run's target is "
                             f"{rep.state.target!r}: none of its entries would match, and the gate would pass "
                             f"whatever {rep.state.target} does; pass the baseline file recorded for "
                             f"{rep.state.target}, or record one with --mlip-baseline=FILE --mlip-update-baseline")
+
+
+def _header_disagrees(baseline: dict, recorded: str | None) -> str | None:
+    """The target entries' model(s), as text, when the file's ``target`` names another model (a hand edit: which of
+    the two was meant cannot be told); else None."""
+    from ..models.registry import resolve
+
+    entries = {e["model"] for e in baseline.values() if e.get("role", "target") == "target"}
+    if not recorded or not entries:
+        return None
+    names = {recorded.strip().lower()}
+    try:
+        names.add(resolve(recorded).name.lower())
+    except MlipError:  # a factory or weights file no longer here: the text alone is compared
+        pass
+    if names & {n.lower() for n in entries}:
+        return None
+    return " and ".join(repr(n) for n in sorted(entries))
 
 
 def _other_target(target: str, baseline: dict, recorded: str | None) -> str | None:
