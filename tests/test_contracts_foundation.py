@@ -12,6 +12,7 @@ CLEAN = "tests.mutants:clean_morse"
     "contract, mutant",
     [
         ("repulsive-wall-dimers", "ShortRangeHole"),
+        ("repulsive-wall-dimers", "CappedWall"),
         ("dissociation-limit", "LongRangeGhost"),
         ("rotation-invariance", "OrientationBias"),
         ("translation-invariance", "AbsolutePosition"),
@@ -36,6 +37,13 @@ def test_wall_reports_collapse_configuration():
     assert obs["falls_below_minimum"]
     assert 0.4 < obs["r_worst"] < 0.8  # the hole is planted at 0.6 A
     assert worst.atoms is not None and len(worst.atoms) == 2
+
+
+def test_a_capped_wall_fails_by_its_shortfall_not_by_a_drop():
+    """A held-out case: a wall frozen flat inside 2 A passed (drop 0). The cap is ~0.88 eV below the outer end."""
+    worst = run_contract("repulsive-wall-dimers", f"{M}:CappedWall").worst()
+    assert worst.violations["drop"] < 0.01 < worst.violations["shortfall"]
+    assert 0.8 < worst.violations["shortfall"] < 0.95 and worst.observables["r_worst"] == 0.3
 
 
 def test_surface_wall_bites():

@@ -17,6 +17,7 @@ CLEAN = "tests.mutants:clean_morse"
         ("jacobian-symmetry", "curl_force", CLEAN),
         ("pes-smoothness", "step_pair", "lennard-jones"),  # both on LJ: long scans stay fast
         ("compression-wall", "compression_collapse", "lennard-jones"),
+        ("compression-wall", "CompressionPlateau", "lennard-jones"),
         ("dimer-tail", "long_tail", CLEAN),
     ],
 )
@@ -124,3 +125,11 @@ def test_energy_force_tells_truncation_from_a_defect():
     clean = run_contract("energy-force-consistency", "lennard-jones", structures=isobutane)
     assert clean.status == "pass", clean.max_normalized
     assert clean.probes[0].observables["refined"] > 0
+
+
+def test_a_compression_plateau_fails_by_its_shortfall_not_by_a_drop():
+    """A flat compression curve never falls (drop 0) and passed; at 0.4 x it lies below the nearly free atoms."""
+    v = run_contract("compression-wall", f"{M}:CompressionPlateau")
+    for p in v.probes:
+        assert p.violations["drop"] < 0.01 < p.violations["shortfall"] < 1.0, (p.probe, p.violations)
+        assert p.observables["s_worst"] == pytest.approx(0.4, abs=1e-5)

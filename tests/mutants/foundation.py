@@ -37,6 +37,39 @@ class ShortRangeHole(AddedTerm):
         return e, f, s
 
 
+class CappedWall(AddedTerm):
+    """Breaks the repulsive wall without a fall: below r_cap = 1.8 A (r_eq = 2 A) every pair's energy levels off at
+    V(r_cap) ~ -0.88 eV, well below the separated atoms (a smooth cap: V(r) becomes V(smoothmax(r, r_cap)), so the
+    forces stay the exact gradient). Two atoms fuse at no cost, yet going inward the energy never falls."""
+
+    r_cap, width, reach = 1.8, 0.05, 3.0
+
+    def term(self, atoms):
+        i, j, d, dvec, half = _pairs(atoms, self.reach)
+        x = (d - self.r_cap) / self.width
+        r_eff = self.r_cap + self.width * np.logaddexp(0.0, x)
+        dr_eff = 0.5 * (1.0 + np.tanh(0.5 * x))  # the logistic function, d r_eff / d r
+        v, dv = self._morse(r_eff)
+        v0, dv0 = self._morse(d)
+        e = half * float((v - v0).sum())
+        dg = dv * dr_eff - dv0
+        f = np.zeros((len(atoms), 3))
+        pair_f = (half * dg / d)[:, None] * dvec  # dE/d r_j
+        np.add.at(f, i, pair_f)
+        np.add.at(f, j, -pair_f)
+        s = None
+        if periodic(atoms):
+            t = np.einsum("ka,kb->ab", pair_f, dvec) / atoms.get_volume()
+            s = np.array([t[0, 0], t[1, 1], t[2, 2], t[1, 2], t[0, 2], t[0, 1]])
+        return e, f, s
+
+    @staticmethod
+    def _morse(r):
+        """clean_morse's pair energy and its derivative inside its cutoff (epsilon 1 eV, rho0 3, r0 2 A)."""
+        q = np.exp(3.0 * (1.0 - r / 2.0))
+        return q * (q - 2.0), q * (2.0 - 2.0 * q) * 1.5
+
+
 class LongRangeGhost(AddedTerm):
     """Breaks the dissociation limit: an untruncated -0.05/r attraction between all atoms of isolated systems."""
 

@@ -16,6 +16,7 @@ long scans and dense cells). Clean models to compare with: ``clean_morse`` and
 from __future__ import annotations
 
 import numpy as np
+from ase.calculators.calculator import Calculator, all_changes
 
 from . import AddedTerm, periodic
 
@@ -153,6 +154,33 @@ class CompressionCollapse(OnLennardJones):
         g = -self.amplitude / v**self.power
         dg = -self.power * g / v
         return n * g, np.zeros((n, 3)), np.array([dg, dg, dg, 0.0, 0.0, 0.0])
+
+
+class CompressionPlateau(Calculator):
+    """Breaks the compression wall without a fall: a periodic cell whose nearest neighbours are closer than
+    d_cap = sigma = 2 A is computed as the registry's Lennard-Jones model at its size scaled up to d_cap, so under
+    uniform compression E/atom levels off (~ -0.1 to -0.2 eV/atom) below the nearly free atoms at 3 x; going
+    inward it never falls. Isolated systems and cells with every neighbour beyond d_cap are plain Lennard-Jones."""
+
+    implemented_properties = ["energy", "forces", "stress"]
+    d_cap = 2.0
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.base = lennard_jones()
+        self.mlip_metadata = {"cutoff": 6.0, "dtype": "float64", "conservative": True}
+
+    def calculate(self, atoms=None, properties=("energy",), system_changes=all_changes):
+        from ase.neighborlist import neighbor_list
+
+        super().calculate(atoms, properties, system_changes)
+        work = self.atoms.copy()
+        if periodic(work):
+            d = neighbor_list("d", work, self.d_cap)
+            if d.size:
+                work.set_cell(work.cell.array * (self.d_cap / d.min()), scale_atoms=True)
+        self.base.calculate(work, ["energy", "forces"] + (["stress"] if periodic(work) else []), all_changes)
+        self.results = {k: v for k, v in self.base.results.items() if k in ("energy", "forces", "stress")}
 
 
 class LongTail(AddedTerm):

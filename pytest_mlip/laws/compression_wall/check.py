@@ -44,7 +44,7 @@ class CompressionWallSettings(ContractSettings):
     #: Z for --mlip-adversary (None: the contract's own scale range; see domain.py beside this module)
     adversary: ScaleDomain | None = None
 
-    default_tolerance = {"drop": 1e-2}
+    default_tolerance = {"drop": 1e-2, "shortfall": 1e-2}
 
 
 def nearest_neighbour_reference(element: str) -> float:
@@ -120,16 +120,18 @@ class CompressionWall(Check):
                  "(step 0.1), refined by a bounded scalar search (a deeper collapsed minimum in the window is "
                  "flagged, never taken as the equilibrium). From there the linear size is scanned inward to "
                  "scale_min = 0.4 x equilibrium (12 points) and outward to 3.0 x (4 points). The violation is the "
-                 "largest fall of E/atom going inward below the highest energy met further out (eV/atom); the "
+                 "largest fall of E/atom going inward below the highest energy met further out (eV/atom), and the "
+                 "shortfall of E/atom at scale_min below E/atom at 3.0 x (a flat or capped wall never falls, yet "
+                 "is no wall: at 16x the density a crystal lies far above its nearly free atoms); the "
                  "largest fall of the pressure going inward (GPa, from the model's stress, or -dE/dV where it has "
                  "none) is reported alongside. Label-free. Cost grows with the neighbour count (s^-3, s^-6 for "
                  "three-body terms): at 0.25 x a one-atom fcc cell exhausted 23 GB of memory in CHGNet and DIEP, "
                  "so the default stops at 0.4; set scale_min lower in a contract file to go deeper.")
-    threshold = ("drop <= tau (0.01 eV/atom), as the dimer repulsive wall. Float32 rounding (~6e-8 relative) stays "
-                 "below 1e-3 eV/atom up to |E| ~ 1e4 eV/atom; beyond that neighbouring grid energies differ by far "
+    threshold = ("drop <= tau (0.01 eV/atom) and shortfall <= tau (0.01 eV/atom), as the dimer repulsive wall. "
+                 "Float32 rounding (~6e-8 relative) stays below 1e-3 eV/atom up to |E| ~ 1e4 eV/atom; beyond that neighbouring grid energies differ by far "
                  "more than tau, so rounding cannot fake a drop. Pressure non-monotonicity is reported, not gated. "
                  "Hard, exact.")
-    units = {"drop": "eV/atom"}
+    units = {"drop": "eV/atom", "shortfall": "eV/atom"}
     Settings = CompressionWallSettings
     needs_periodic = True
 
@@ -161,6 +163,10 @@ class CompressionWall(Check):
         e = np.array([ev.energy for ev in evals]) / n
         i_eq = settings.inward_points - 1  # the refined search minimum: a collapse may lie lower, inward
         drop, i_worst = wall_violation(grid, e, i_eq)
+        shortfall = max(0.0, float(e[-1] - e[0]))  # the innermost (scale_min) below the outermost (3.0 x)
+        tau = settings.tolerance
+        if shortfall / tau["shortfall"] > drop / tau["drop"]:  # the worst configuration is the innermost one
+            i_worst = 0
 
         volume = np.array([ref.get_volume() * s**3 / n for s in grid])
         if all(ev.stress is not None for ev in evals):
@@ -186,7 +192,8 @@ class CompressionWall(Check):
             "curve_E": [float(x) for x in e],
             "curve_P_GPa": [float(x) for x in p],
         }
-        return Measurement(violations={"drop": drop}, observables=obs, worst_atoms=scaled(ref, float(grid[i_worst])))
+        return Measurement(violations={"drop": drop, "shortfall": shortfall}, observables=obs,
+                           worst_atoms=scaled(ref, float(grid[i_worst])))
 
     def setting_details(self, settings) -> str:
         return (f"{len(settings.crystals)} crystal(s); equilibrium searched over {settings.search[0]:g}-"

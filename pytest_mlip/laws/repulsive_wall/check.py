@@ -32,7 +32,7 @@ class RepulsiveWallSettings(ContractSettings):
     #: Z for --mlip-adversary (None: derived from this setting; see domain.py beside this module)
     adversary: DimerDomain | None = None
 
-    default_tolerance = {"drop": 0.01}
+    default_tolerance = {"drop": 0.01, "shortfall": 0.01}
 
 
 def _scan_grid(settings, rcov: float) -> np.ndarray:
@@ -64,9 +64,14 @@ class RepulsiveWall(Check):
                  "data has no data there; if the energy falls instead, MD and relaxations collapse atoms together.")
     procedure = ("Scan the separation on a uniform grid from r_inner to 1.75 (R_i+R_j) (covalent radii); take r_eq "
                  "as the model's lowest energy in the bonding window; walk inward from r_eq and record the largest "
-                 "fall below the highest energy met further out. Label-free: only the model's own energies.")
-    threshold = "drop <= tau_drop (default 0.01 eV); also reported: whether E falls below E(r_eq) inside r_eq."
-    units = {"drop": "eV"}
+                 "fall below the highest energy met further out; the shortfall is how far the innermost energy "
+                 "(at most half r_eq) lies below the energy at the outer end (a flat or capped wall: no fall, and "
+                 "no wall either). "
+                 "Label-free: only the model's own energies.")
+    threshold = ("drop <= tau_drop (default 0.01 eV); shortfall <= tau_shortfall (default 0.01 eV): a wall that "
+                 "stops rising (a plateau) must still have climbed, at the innermost distance, above the energy at "
+                 "the scan's outer end; also reported: whether E falls below E(r_eq) inside r_eq.")
+    units = {"drop": "eV", "shortfall": "eV"}
     Settings = RepulsiveWallSettings
 
     def probes(self, settings):
@@ -106,6 +111,12 @@ class RepulsiveWall(Check):
             r = np.concatenate([r_extra, r])
             i_eq += len(r_extra)
         drop, i_worst = wall_violation(r, e, i_eq)
+        # at most half r_eq, Pauli and nuclear repulsion put any real pair far above its stretched bond (H2 at
+        # 0.3 A lies ~12 eV above H2 at 1.09 A); a plateau or cap below that is no wall, though it never falls
+        shortfall = max(0.0, float(e[-1] - e[0]))
+        tau = settings.tolerance
+        if shortfall / tau["shortfall"] > drop / tau["drop"]:  # the worst configuration is the innermost one
+            i_worst = 0
         inner = e[:i_eq]
         below = bool(inner.size and inner.min() < e[i_eq])
         obs = {
@@ -119,7 +130,8 @@ class RepulsiveWall(Check):
             "curve_r": [float(x) for x in r],
             "curve_E": [float(x) for x in e],
         }
-        return Measurement(violations={"drop": drop}, observables=obs, worst_atoms=configs[i_worst])
+        return Measurement(violations={"drop": drop, "shortfall": shortfall}, observables=obs,
+                           worst_atoms=configs[i_worst])
 
     @staticmethod
     def _place(probe: Probe, d: float):
