@@ -496,35 +496,18 @@ def _check_output_paths(config):
 FACTORY_SECONDS = 600.0
 
 
-class _LoadDeadline(BaseException):
-    """Raised in a factory that ran past its time (a BaseException: the factory's ``except Exception`` misses it)."""
-
-
 @contextlib.contextmanager
 def _load_deadline(spec: str):
-    import signal
-    import threading
-
-    from .evaluation.evaluator import CALL_TIMEOUT
+    """A factory that hangs is the user's mistake: a usage error after FACTORY_SECONDS (or --mlip-timeout)."""
+    from .evaluation.evaluator import CALL_TIMEOUT, _Deadline, alarm_after
 
     seconds = max(FACTORY_SECONDS, CALL_TIMEOUT.get("seconds") or 0.0)
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def on_alarm(signum, frame):
-        raise _LoadDeadline()
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        yield
-    except _LoadDeadline:
+        with alarm_after(seconds):
+            yield
+    except _Deadline:
         raise MlipError(f"the model factory {spec!r} did not return within {seconds:g} s (a hang while it builds the "
                         "calculator?); fix the factory, or raise the limit with a longer --mlip-timeout") from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _load_factory(spec: str):

@@ -193,26 +193,40 @@ _WATCHDOG = _Watchdog()
 
 
 @contextlib.contextmanager
+def alarm_after(seconds: float | None):
+    """Raise :class:`_Deadline` (its argument: the seconds elapsed) in the enclosed code after ``seconds``, by
+    SIGALRM; a no-op without seconds, off the main thread or where the platform has no interval timer. The one
+    timer of model calls and model factories."""
+    if not (seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()):
+        yield
+        return
+    start = time.perf_counter()
+
+    def on_alarm(signum, frame):
+        raise _Deadline(time.perf_counter() - start)
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
 def call_deadline(seconds: float | None, model: str, atoms):
     """Interrupt the enclosed call after ``seconds`` (SIGALRM; main thread of a POSIX process only).
 
     A call stuck inside one C routine is interrupted when it returns to Python; a sleeping or looping
     call is interrupted on time. The interrupted call becomes a :class:`ModelTimeoutError`.
     """
-    usable = bool(seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread())
-
-    def on_alarm(signum, frame):
-        raise _Deadline(time.perf_counter() - start)
-
     start = time.perf_counter()
     watchdog = None
     if seconds:  # the backstop: a call that cannot be interrupted must not hang the CI job
         watchdog = _WATCHDOG.arm(hard_stop_after(seconds), (seconds, model, atoms))
-    if usable:
-        previous = signal.signal(signal.SIGALRM, on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        with no_process_exit(f"model {model!r}"):
+        with alarm_after(seconds), no_process_exit(f"model {model!r}"):
             yield
     except _Deadline as stop:
         elapsed = stop.args[0]
@@ -224,9 +238,6 @@ def call_deadline(seconds: float | None, model: str, atoms):
     finally:
         if watchdog is not None:
             _WATCHDOG.disarm(watchdog)
-        if usable:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
     elapsed = time.perf_counter() - start
     if seconds and elapsed > seconds:  # the model swallowed the interrupt (or no timer could run): still an error
         raise ModelTimeoutError(model, atoms, f"model call timed out after {seconds:g} s (--mlip-timeout): it ran "

@@ -286,11 +286,7 @@ class Store:
                     try:
                         self.get_many([aid])
                     except (ValueError, TypeError):
-                        kind = self.db.execute("SELECT kind FROM artifacts WHERE id=?", (aid,)).fetchone()
-                        from types import SimpleNamespace
-
-                        return SimpleNamespace(id=aid, kind=kind[0] if kind else "artifact"), \
-                            "its stored content is no longer valid JSON"
+                        return self._row_named(aid), "its stored content is no longer valid JSON"
                 raise
             for a in arts.values():
                 if not a.verifies():
@@ -308,12 +304,15 @@ class Store:
                               "OR child NOT IN (SELECT id FROM artifacts) LIMIT 1").fetchone()
         if row is None:
             return None
+        child, parent = row
+        return self._row_named(child), f"it cites {parent[:12]}, which is missing from the store (deleted?)"
+
+    def _row_named(self, aid: str):
+        """An artifact row that cannot be read as an artifact, by its id and kind (what a message names)."""
         from types import SimpleNamespace
 
-        child, parent = row
-        kind = self.db.execute("SELECT kind FROM artifacts WHERE id=?", (child,)).fetchone()
-        return SimpleNamespace(id=child, kind=kind[0] if kind else "artifact"), \
-            f"it cites {parent[:12]}, which is missing from the store (deleted?)"
+        kind = self.db.execute("SELECT kind FROM artifacts WHERE id=?", (aid,)).fetchone()
+        return SimpleNamespace(id=aid, kind=kind[0] if kind else "artifact")
 
     def resolve(self, prefix: str) -> list[str]:
         """Ids starting with ``prefix`` (at most two: enough to tell unique from ambiguous)."""
