@@ -56,7 +56,7 @@ def test_kept_finding_is_collected_and_fails_on_the_mutant_only(project, pyteste
     kept = sorted((pytester.path / "generated_tests").glob("mlip_adversary-*.toml"))
     assert len(kept) == 1 and f"kept as protocol {kept[0]}" in out
     (settings,) = parse_contracts(kept[0])
-    assert settings.check == "repulsive_wall" and settings.pairs == [("C", "C")] and settings.tolerance == {"drop": 0.01}
+    assert settings.check == "repulsive_wall" and settings.pairs == [("C", "C")] and settings.tolerance == {"drop": 0.01, "shortfall": 0.01}
 
     mutant = project(BUMP, "-v")
     assert mutant.ret == 1

@@ -119,10 +119,10 @@ def test_settings_for_check_contract_object_and_errors():
     s = settings_for("repulsive_wall", "t", {"pairs": [["Cu", "Cu"]]})
     assert s.check == "repulsive_wall" and s.name == "t" and s.pairs == [("Cu", "Cu")]
     s = settings_for("repulsive-wall-dimers", "t", {"pairs": [["Cu", "Cu"]], "hard": False})
-    assert s.name == "t" and not s.hard and s.tolerance == {"drop": 0.01} and s.r_inner == 0.3
+    assert s.name == "t" and not s.hard and s.tolerance == {"drop": 0.01, "shortfall": 0.01} and s.r_inner == 0.3
     obj = CHECKS["repulsive_wall"].Settings(name="x", pairs=[["Ni", "Ni"]], tolerance={"drop": 0.02})
     s = settings_for(obj, "t", {"step": 0.1})
-    assert s.tolerance == {"drop": 0.02} and s.step == 0.1 and s.name == "t"
+    assert s.tolerance == {"drop": 0.02, "shortfall": 0.01} and s.step == 0.1 and s.name == "t"
     with pytest.raises(MlipError, match="did you mean repulsive_wall"):
         settings_for("repulsive_wal", "t", {})
     with pytest.raises(MlipError, match="invalid settings"):

@@ -119,7 +119,7 @@ def test_junit_carries_violation_tolerance_and_artifact(pytester, baseline, tmp_
     props = {p.get("name"): p.get("value") for p in case.iter("property")}
     assert props["mlip_status"] == "fail" and props["mlip_gate"].startswith("known")
     assert float(props["mlip_max_normalized"]) > 1
-    assert props["mlip_violation"].startswith("drop=") and props["mlip_tolerance"] == "drop=0.01"
+    assert props["mlip_violation"].startswith("drop=") and props["mlip_tolerance"] == "drop=0.01, shortfall=0.01"
     assert len(props["mlip_artifact"]) == 32
 
 
