@@ -1701,3 +1701,23 @@ def test_a_misspelt_mlip_ini_key_is_a_usage_error(run, pytester, key, needle):
     shipped models: an mlip key pytest-mlip does not read is a usage error naming the near one."""
     pytester.makeini(f"[pytest]\n{key} = none\n")
     one_line_usage_error(run("--mlip-no-builtin"), f"unknown ini key {key!r}", needle)
+
+
+def test_the_summary_never_claims_a_baseline_update_that_did_not_happen(run, pytester):
+    """Held-out case: an incomplete run (a hard contract deselected by -k) rightly did not update the baseline, and
+    said so in the terminal, yet the summary was headed "baseline updated"."""
+    contracts(pytester, **{"contracts/mlip_two.toml": SMALL.format(name="aa") + "\n" + SMALL.format(name="bb")})
+    res = run("--mlip-no-builtin", "-k", "aa", "--mlip-baseline=b.json", "--mlip-update-baseline",
+              "--mlip-summary-md=s.md")
+    assert res.ret != 0 and not (pytester.path / "b.json").exists()
+    head = (pytester.path / "s.md").read_text().splitlines()[0]
+    assert "baseline NOT updated" in head and "baseline updated" not in head, head
+
+
+@pytest.mark.parametrize("option", ["--mlip-adversary-gate", "--mlip-adversary-keep", "--mlip-adversary-budget=20"])
+def test_an_adversary_option_without_the_adversary_is_a_usage_error(run, pytester, option):
+    """Held-out cases: --mlip-adversary-gate (or -keep, -budget) alone did nothing, without a word, and the run
+    passed: the user believed the adversary gated it."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    one_line_usage_error(run("--mlip-no-builtin", option), f"{option.split('=')[0]} does nothing without "
+                         "--mlip-adversary")

@@ -755,6 +755,9 @@ def judge_report(path, store: str | None = None, root: str | None = None, sample
         if value.get("incomplete") and not data.get("incomplete"):
             result.findings.append(Finding(False, "incomplete", "the run records unfinished items",
                                            ["the report does not show them"]))
+        if value.get("adversary") and not data.get("adversary"):
+            result.findings.append(Finding(False, "adversary", "the run records the adversary's results",
+                                           ["the report does not show them"]))
         inc = value.get("incomplete") or {}
         if inc.get("fails_run") or inc.get("count") or inc.get("interrupted") or inc.get("dead_workers"):
             result.caveat = (f"the run is INCOMPLETE ({inc.get('count', 0)} problem(s) under incomplete"

@@ -313,6 +313,19 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+#: what report.json keeps of an adversary result (the terminal shows the rest)
+ADVERSARY_KEYS = ("contract", "model", "role", "hard", "status", "value", "problem", "parameters", "reason",
+                  "evaluations", "budget", "file", "command", "kept")
+
+
+def adversary_row(result: dict, failed: bool) -> dict:
+    """One adversary result as report.json lists it; ``gates``: it failed the run (--mlip-adversary-gate, or a
+    model error the search met)."""
+    row = {k: result.get(k) for k in ADVERSARY_KEYS}
+    row["gates"] = bool(failed)
+    return row
+
+
 def _split_nodeid(nodeid: str) -> tuple[str, str] | None:
     """(contract, model) of a contract item's node id ``path/mlip_x.toml::NAME[MODEL]``."""
     path, _, name = nodeid.rpartition("::")
@@ -353,9 +366,14 @@ class _Collector:
         #: whether any process reported what it collected (an interrupted xdist run may end before a worker did:
         #: then no contract was deselected, they all never ran)
         self.collected = False
+        #: the adversary's results (--mlip-adversary), reported apart from the sampled verdicts
+        self.adversary: list[dict] = []
 
     def pytest_runtest_logreport(self, report):
         for key, value in getattr(report, "user_properties", []):
+            if key == "mlip_adversary" and (report.when == "call" or report.skipped):
+                self.adversary.append(adversary_row(json.loads(value), failed=report.failed))
+                return  # not a contract item, nor a test of the user's: its own block says what it found
             if key == "mlip_sample" and report.when == "call":
                 data = json.loads(value)
                 counts = self.sampled.setdefault(data["model"], [0, 0])
@@ -442,6 +460,8 @@ class _Collector:
         # an item whose error verdict is counted is not counted again for the model failure it also saw
         extra = [name for name in self.unreported if name not in set(errors)]
         failed_tests = [f"{name}: {why}" for name, why in sorted(self.failed_tests.items())]
+        errors += sorted(f"adversary::{r['contract']}[{r['model']}]" for r in self.adversary
+                         if r["status"] == "model-error")  # garbage met by the search: an error of the model
         count = (len(errors) + len(crashed) + len(not_run) + len(deselected) + len(determinism) + len(extra)
                  + len(unchecked) + len(clashes) + len(failed_tests))
         return {"count": count, "errors": errors, "crashed": crashed, "not_run": not_run,
@@ -634,6 +654,9 @@ def _finish_run(rep, prov):
     inc = rep.incomplete
     if inc and (inc.get("count") or inc.get("interrupted") or inc.get("dead_workers") or inc.get("partial")):
         extra["incomplete"] = inc  # report.json is rebuilt from the store: the block travels in the run artifact
+    if rep.tracker and rep.tracker.adversary:  # in the run artifact, so the report is rebuilt with it
+        extra["adversary"] = sorted(rep.tracker.adversary, key=lambda r: (r["contract"], r["role"] != "target",
+                                                                          r["model"]))
     refs = [r for _, ids in entries for r in ids.get("references", [])]  # --mlip-reference decisions
     if refs:
         extra["reference_decisions"] = refs

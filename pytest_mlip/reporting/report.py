@@ -126,6 +126,8 @@ def report_from_store(store, run_id: str) -> dict:
     data["run"]["root"] = root_hash(store, run_id)
     if value.get("incomplete"):
         data["incomplete"] = value["incomplete"]
+    if value.get("adversary"):
+        data["adversary"] = value["adversary"]
     return data
 
 

@@ -44,8 +44,10 @@ def summary_markdown(entries: list[tuple[dict, dict]], prov) -> str:
     target_hard = [v for v in verdicts if v["role"] == "target" and v["hard"]]
     failing = [v for v in target_hard if is_gating(v)]
     target = next((v["model"] for v in verdicts if v["role"] == "target"), prov.state.target)
-    if gate is not None and prov.update_baseline:
+    if gate is not None and prov.update_baseline and getattr(prov, "written_baseline", None) is not None:
         head = f"baseline updated ({len(failing)} hard failure(s) on the target recorded as known)"
+    elif gate is not None and prov.update_baseline:  # an incomplete run never updates it (a held-out case said so)
+        head = f"baseline NOT updated (the run is incomplete); {len(failing)} hard contract(s) fail"
     elif gate is not None:
         head = ("gate passed" if gate.passed else
                 f"gate FAILED: {len(gate.of('new'))} new failure(s), {len(gate.of('regression'))} regression(s)")
@@ -58,6 +60,11 @@ def summary_markdown(entries: list[tuple[dict, dict]], prov) -> str:
         banner = incomplete_lines(inc)
     else:
         banner = incomplete_lines(inc)  # a partial run the user accepted (--mlip-partial) is still named
+    tracker = getattr(prov, "tracker", None)
+    adversary = list(getattr(tracker, "adversary", None) or [])
+    gating = [r for r in adversary if r["gates"]]
+    if gating:
+        head += f"; the adversary fails the run ({len(gating)} finding(s))"
     lines = [f"### pytest-mlip on `{target}`: {head}", ""]
     if banner:
         lines += [f"**{banner[0]}**", ""] + [f"- {b.strip()}" for b in banner[1:]] + [""]
@@ -65,6 +72,13 @@ def summary_markdown(entries: list[tuple[dict, dict]], prov) -> str:
     skipped = sum(v["status"] == "skip" for v in target_hard)
     lines.append(f"Hard contracts on the target: {passed} pass, {len(failing)} fail, {skipped} skipped; "
                  f"committee: {', '.join(f'`{m}`' for m in prov.state.committee) or 'none'}.")
+    found = [r for r in adversary if r["status"] in ("violation", "model-error")]
+    if adversary:
+        lines.append(f"Adversary (`--mlip-adversary`, reported apart): {len(adversary)} search(es), "
+                     f"{len(found)} finding(s)" + (": " + ", ".join(
+                         f"`{r['contract']}` on `{r['model']}` "
+                         + ("MODEL ERROR" if r["status"] == "model-error" else f"v/tau {fmt_value(r['value'])}")
+                         + (" (fails the run)" if r["gates"] else "") for r in found) if found else "") + ".")
     if getattr(prov.state, "skip_guaranteed", False):
         lines.append("Opt-out: `--mlip-skip-guaranteed`: energy-force consistency and Jacobian symmetry were not "
                      "measured on models that declare conservative forces.")
