@@ -151,3 +151,12 @@ def test_a_protocol_may_not_change_its_laws_basis(gate):
     r = gate.protocol({"name": "tail", "check": "dimer_tail", "elements": ["Cu"], "basis": "exact"})
     assert not r.ok and any("law of basis 'disagreement'" in e for e in r.errors), r.errors
     assert gate.protocol({"name": "tail", "check": "dimer_tail", "elements": ["Cu"]}).ok
+
+
+def test_a_protocol_keeps_its_laws_hardness(gate):
+    """A protocol may not turn a hard law into one that never gates (or a soft one into a gate)."""
+    refused(gate.protocol(wall(hard=False)), "repulsive_wall is a hard law", "remove the hard line")
+    table = wall()
+    del table["hard"]
+    assert gate.protocol(table).ok
+    assert gate.protocol(table).settings[0].hard

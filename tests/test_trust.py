@@ -372,6 +372,15 @@ def test_generated_tests_pass_the_agent_validator(run, pytester):
                          "tighter than the calibrated default")
 
 
+def test_a_generated_protocol_may_not_change_whether_its_law_gates(run, pytester):
+    """Held-out case: a kept regression test in generated_tests/ edited to ``hard = false`` was collected and
+    could never fail the run again. The agent's zone keeps the law's own hardness (as it keeps its basis)."""
+    contracts(pytester, **{"generated_tests/mlip_gen.toml": SMALL.format(name="gen").replace(
+        'check = "symmetry"\n', 'check = "symmetry"\nhard = false\n')})
+    one_line_usage_error(run("--mlip-no-builtin"), "generated_tests/", "hard = false", "symmetry is a hard law",
+                         "remove the hard line")
+
+
 @pytest.mark.parametrize("extra, needles", [
     ("max_atoms = 5000\n", ["max_atoms does not apply here", "remove the max_atoms line"]),
     ("", ["2048 atoms, more than the limit 1000", "protocols may not raise the limit"]),

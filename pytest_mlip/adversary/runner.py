@@ -199,14 +199,14 @@ def keep_protocol(settings, problem, x, value: float, evaluator, spec: str, fold
     or the built-in suite), and kept only if the contract's own check under it fails on the model.
     """
     from ..agent.protocols import normalized, table_of
-    from ..agent.validator import Validator, safe_path
+    from ..agent.validator import Validator, law_hardness, safe_path
     from ..contracts import CHECKS
 
     update = problem.kept_setting(settings, x)
     if isinstance(update, str):
         return None, f"not kept as a protocol: {update}"
     params = ", ".join(f"{k} {v:.5g}" for k, v in problem.parameters(x).items())
-    kept = settings.model_copy(update={**update, "adversary": None})
+    kept = settings.model_copy(update={**update, "adversary": None, "hard": law_hardness(settings.check)})
     tag = hashlib.sha256(normalized(kept).encode()).hexdigest()[:8]
     name = f"{settings.name}-adversary-{tag}"
     about = f"Kept by --mlip-adversary-keep: {settings.name} on {spec}, adversary v/tau {value:.4g} at {problem.label} ({params})"

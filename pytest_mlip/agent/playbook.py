@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 from .chemistry import element_class, facet_for, neighbours, reference_structure, same_class_neighbours, signature, \
     similar_molecules
 from .protocols import spec_label, unit_elements, unit_probe_id, units_of
+from .validator import law_hardness
 from .schema import Hypothesis, Prediction
 
 SCOPE_UNITS = 6
@@ -190,7 +191,7 @@ class Playbook:
         if not units:
             return None
         return self._pred(f"{base}-control", "control", "pass", "any", rationale,
-                          {"name": f"{base}-control", "check": check, "hard": True, "basis": "exact",
+                          {"name": f"{base}-control", "check": check, "hard": law_hardness(check), "basis": "exact",
                            "description": f"control of {h.id}: neighbours of the classes that obeyed the law",
                            field: units, **common})
 
@@ -332,7 +333,7 @@ class StructuresPlaybook(Playbook):
         existing = list(table.get("structures", []))
         common = {k: v for k, v in table.items()
                   if k not in ("name", "check", "hard", "basis", "description", "structures")}
-        head = {"check": self.check, "hard": settings.hard, "basis": settings.basis}
+        head = {"check": self.check, "hard": law_hardness(self.check), "basis": settings.basis}
         preds = []
         scope = []
         if not narrowed:

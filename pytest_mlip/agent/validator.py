@@ -55,6 +55,13 @@ def open_checks() -> dict[str, dict[str, tuple[float, float]]]:
     return out
 
 
+def law_hardness(check: str) -> bool:
+    """Whether a protocol of ``check`` gates a run: its law's own setting (a protocol may not change it)."""
+    from ..laws import CHECKS
+
+    return bool(CHECKS[check].Settings.model_fields["hard"].default)
+
+
 class ProtocolRejected(MlipError):
     """A protocol failed the validator gate; the message lists every reason."""
 
@@ -231,6 +238,10 @@ class Validator:
             if s.basis != own:
                 errors.append(f"{s.name}: basis = {s.basis!r}, but {s.check} is a law of basis {own!r} (a protocol "
                               "may not change how its law is decided); remove the basis line")
+            decided = law_hardness(s.check)
+            if s.hard != decided:
+                errors.append(f"{s.name}: hard = {str(s.hard).lower()}, but {s.check} is a {'hard' if decided else 'soft'} "
+                              "law (a protocol may not change whether its law gates a run); remove the hard line")
             errors += self._domain(t, s)
             errors += self._support(t, s) if self.check_support else []
             if check_repeat:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...agent.chemistry import same_class_neighbours
 from ...agent.playbook import CONTROL_UNITS, SCOPE_UNITS, Playbook
+from ...agent.validator import law_hardness
 
 
 def _known(case: dict) -> bool:
@@ -42,7 +43,7 @@ class DesorptionBarrierPlaybook(Playbook):
         return f"{unit['adsorbate']}/{unit['metal']}({facet[3:]})-{unit.get('site', 'ontop')}"
 
     def _table(self, base, suffix, h, what, cases, settings, **extra):
-        return {"name": f"{base}-{suffix}", "check": self.check, "hard": settings.hard, "basis": "exact",
+        return {"name": f"{base}-{suffix}", "check": self.check, "hard": law_hardness(self.check), "basis": "exact",
                 "description": f"{what} of {h.id}", "cases": cases, "size": list(settings.size),
                 "dz_max": settings.dz_max, "dz_step": settings.dz_step, "fmax": settings.fmax,
                 "neb": settings.neb, "neb_images": settings.neb_images, "tolerance": dict(settings.tolerance),

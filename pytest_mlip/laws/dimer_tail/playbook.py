@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...agent.chemistry import same_class_neighbours
 from ...agent.playbook import CONTROL_UNITS, SCOPE_UNITS, Playbook
+from ...agent.validator import law_hardness
 
 
 class DimerTailPlaybook(Playbook):
@@ -42,7 +43,7 @@ class DimerTailPlaybook(Playbook):
         return out + [("isolated atom (E_inf = 2 E_atom)", atom, None, [])]
 
     def _table(self, base, suffix, h, what, elements, settings, **extra):
-        return {"name": f"{base}-{suffix}", "check": self.check, "hard": settings.hard, "basis": settings.basis,
+        return {"name": f"{base}-{suffix}", "check": self.check, "hard": law_hardness(self.check), "basis": settings.basis,
                 "description": f"{what} of {h.id}", "elements": elements, "distance": settings.distance,
                 "tolerance": dict(settings.tolerance), **extra}
 
