@@ -171,3 +171,13 @@ def test_kept_displaced_structure_is_collected_from_generated_tests(project, pyt
     again = project(model, "-v", "generated_tests")
     again.stdout.fnmatch_lines([f"*{kept.name}::{settings.name}*FAILED*"])
     assert project("tests.mutants:clean_morse", "generated_tests").ret == 0
+
+
+def test_keep_into_a_file_named_generated_tests_is_a_usage_error(project, pytester):
+    """Held-out case: a regular file named generated_tests made --mlip-adversary-keep crash after the search."""
+    (pytester.path / "generated_tests").write_text("my notes\n")
+    res = project(CLEAN, "--mlip-adversary", "--mlip-adversary-keep", "--mlip-adversary-budget=20")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    err = res.stderr.str()
+    assert "generated_tests, which is not a folder" in err and "Traceback" not in err + res.stdout.str()
+    assert (pytester.path / "generated_tests").read_text() == "my notes\n"

@@ -78,6 +78,10 @@ def pytest_configure(config):
 
     if not _target(config):
         raise pytest.UsageError("--mlip-adversary needs a target model: add --mlip=MODEL")
+    keep = config.rootpath / "generated_tests"
+    if config.getoption("mlip_adversary_keep", False) and (keep.exists() or keep.is_symlink()) and not keep.is_dir():
+        raise pytest.UsageError(f"--mlip-adversary-keep writes protocol files into {keep}, which is not a folder; "
+                                "move that file aside, or leave --mlip-adversary-keep out")
 
 
 def pytest_collect_file(file_path, parent):
