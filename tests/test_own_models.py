@@ -82,3 +82,18 @@ def test_docs_prints_unless_given_a_path(tmp_path, capsys, monkeypatch):
     assert main(["docs", "--out", "spec.md"]) == 0
     assert (tmp_path / "spec.md").read_text().startswith("# The inspection specification")
     assert main(["docs", "--out", "spec.md", "--check"]) == 0
+
+
+def test_docs_never_overwrites_a_file_it_did_not_write(tmp_path, capsys, monkeypatch):
+    """Held-out cases: ``docs --out README.md`` replaced the user's file; ``docs --out <folder>`` crashed."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "README.md").write_text("# my project\n")
+    (tmp_path / "docs").mkdir()
+    assert main(["docs", "--out", "README.md"]) != 0
+    assert "pytest-mlip docs did not write" in capsys.readouterr().err
+    assert (tmp_path / "README.md").read_text() == "# my project\n"
+    assert main(["docs", "--out", "docs"]) != 0
+    err = capsys.readouterr().err
+    assert "is a folder" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert main(["docs", "--out", "docs/spec.md"]) == 0 and main(["docs", "--out", "docs/spec.md"]) == 0
+    assert sorted(p.name for p in (tmp_path / "docs").iterdir()) == ["spec.md"]
