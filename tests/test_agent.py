@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_mlip.agent.memory import EvidenceMemory
+from pytest_mlip.errors import MlipError
 
 DATA = Path(__file__).parent / "data" / "agent"
 SUITE = str(DATA / "mlip_small_wall.toml")
@@ -282,6 +283,11 @@ def test_evidence_from_a_pytest_report_and_budget_exhaustion(tmp_path, pytester)
 
     result = judge_file(out2, sample=0)
     assert result.ok, "\n".join(f.line() for f in result.failed)
+    # held-out case: a report of another target was taken as evidence about this one
+    with pytest.raises(MlipError, match=f"is a report on {FRESH}, not on the target {CLEAN}"):
+        from_report(pytester.path / "rep", target=CLEAN)
+    assert detect("--mlip", CLEAN, "--mlip-committee", FRESH, "--suite", SUITE, "--mlip-report",
+                  str(pytester.path / "rep"), "--output", str(tmp_path / "out3"), "--tests-dir", "none") == 2
 
 
 def test_unknown_model_is_a_one_line_error(tmp_path, capsys):

@@ -176,7 +176,9 @@ class Detective:
         from . import evidence as ev
 
         if self.report_source:
-            items = ev.from_report(self.report_source, ledger)
+            from ..models.registry import resolve
+
+            items = ev.from_report(self.report_source, ledger, target=resolve(self.target).info.name)
             source = f"report {self.report_source}"
         elif self.store_source:
             from ..models.registry import resolve

@@ -87,8 +87,9 @@ def item_from_verdict(verdict, ids: dict, source: str) -> EvidenceItem:
 # --- sources -------------------------------------------------------------------------------------------------------
 
 
-def from_report(path, ledger=None) -> list[EvidenceItem]:
-    """Evidence from a report folder or its report.json (adopting the snapshot's artifacts into ``ledger``)."""
+def from_report(path, ledger=None, target: str | None = None) -> list[EvidenceItem]:
+    """Evidence from a report folder or its report.json (adopting the snapshot's artifacts into ``ledger``);
+    with ``target`` (a model name), a report of another target is refused."""
     path = Path(path)
     if path.is_dir():
         path = path / "report.json"
@@ -102,6 +103,10 @@ def from_report(path, ledger=None) -> list[EvidenceItem]:
             from None
     if not isinstance(data, dict) or data.get("format") != "pytest-mlip-report":
         raise MlipError(f"{path} is not a pytest-mlip report; pass the folder pytest --mlip-report=DIR wrote")
+    ran = (data.get("run") or {}).get("target") if isinstance(data.get("run"), dict) else None
+    if target is not None and ran != target:
+        raise MlipError(f"{path} is a report on {ran}, not on the target {target}: its verdicts are not evidence about "
+                        f"{target}; pass a report of pytest --mlip={target} --mlip-report=DIR")
     out = []
     for v in data.get("verdicts", []):
         probes, pids = {}, {}
