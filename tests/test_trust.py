@@ -1730,3 +1730,19 @@ def test_an_adversary_option_without_the_adversary_is_a_usage_error(run, pyteste
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
     one_line_usage_error(run("--mlip-no-builtin", option), f"{option.split('=')[0]} does nothing without "
                          "--mlip-adversary")
+
+
+@pytest.mark.parametrize("source, needles", [
+    ("import torch_cluster_nowhere\n\ndef make():\n    pass\n",
+     ["imports 'torch_cluster_nowhere', which is not installed", "install the package that provides it"]),
+    ("def make():\n    import torch_cluster_nowhere\n",
+     ["could not load its model", "install the package that provides 'torch_cluster_nowhere'"]),
+])
+def test_a_factory_missing_a_package_names_that_package(run, pytester, monkeypatch, source, needles):
+    """Held-out case: a factory whose module needs an uninstalled package was told to install the extra
+    pytest-mlip[factory], which does not exist. The message names the package the user's code imports."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x"), "needsit.py": source})
+    monkeypatch.syspath_prepend(str(pytester.path))
+    res = run("--mlip-no-builtin", model="needsit:make")
+    msg = one_line_usage_error(res, *needles)
+    assert "pytest-mlip[" not in msg

@@ -38,6 +38,11 @@ def entry_from_factory(spec: str) -> ModelEntry:
     try:
         module = _import(module_name)
     except ImportError as exc:
+        inner = getattr(exc, "name", None)
+        if inner and inner not in (module_name, module_name.split(".")[0]) and not module_name.startswith(inner + "."):
+            raise UnknownModelError(f"module {module_name!r} of factory {spec!r} imports {inner!r}, which is not "
+                                    f"installed in this environment ({exc}); install the package that provides it"
+                                    ) from exc
         where = ", ".join(SEARCH_PATHS) or "sys.path"
         raise UnknownModelError(
             f"cannot import module {module_name!r} for factory {spec!r} ({exc}); "

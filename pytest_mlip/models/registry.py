@@ -231,6 +231,12 @@ def load(spec: str, probe: bool = True) -> LoadedModel:
         except ModelUnavailableError:
             raise
         except ImportError as exc:
+            if entry.info.family == "factory":  # the user's code imports something this environment lacks
+                missing = getattr(exc, "name", None)
+                fix = (f"install the package that provides {missing!r} into this environment" if missing
+                       else "install what the factory's module imports into this environment")
+                raise ModelUnavailableError(f"factory {entry.name!r} could not load its model ({exc}); {fix}") \
+                    from exc
             raise ModelUnavailableError(
                 f"model {entry.name!r} could not be imported ({exc}); "
                 f"install its extra: pip install 'pytest-mlip[{entry.info.family}]'"
