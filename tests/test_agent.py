@@ -407,3 +407,23 @@ def test_a_run_that_forms_no_hypothesis_is_approved_and_cites_its_evidence(tmp_p
         assert "## Evidence checked" in md and f"`small-wall` on `{CLEAN}`: verdict pass [a:" in md
         result = judge_file(out, root=root, sample=2, seed=0)
         assert result.ok, "\n".join(f.line() for f in result.failed)
+
+
+@pytest.mark.parametrize("ini", ["pytest.ini", "pyproject.toml"])
+def test_detect_finds_a_factory_where_pytest_would(tmp_path, monkeypatch, capsys, ini):
+    """Held-out case: ``pytest --mlip=mymodels:make`` worked in a project, ``pytest-mlip detect`` in the same
+    folder said the module could not be imported (it looked in neither the folder nor the ini's pythonpath)."""
+    mod = f"mymodels_{ini.split('.')[0]}"  # one module per case: a module imported once stays in sys.modules
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / f"{mod}.py").write_text(
+        "from tests.mutants.agent import TransitionMetalWall as make\n")
+    (tmp_path / ini).write_text("[pytest]\npythonpath = src\n" if ini == "pytest.ini"
+                                else '[tool.pytest.ini_options]\npythonpath = ["src"]\n')
+    monkeypatch.chdir(tmp_path)
+    rc = detect("--mlip", f"{mod}:make", "--mlip-committee", CLEAN, "--suite", SUITE, "--output", "out",
+                "--tests-dir", "none", "--budget", "1", "--hypotheses", "1")
+    assert rc == 0, capsys.readouterr().err
+    assert rc == 0 and (tmp_path / "out" / "memory.jsonl").is_file()
+    rc = detect("--mlip", f"{mod}:nothing", "--mlip-committee", CLEAN, "--output", "out2")
+    err = capsys.readouterr().err
+    assert rc == 2 and "has no attribute 'nothing'" in err and f"{mod}.py" in err

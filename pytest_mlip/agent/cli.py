@@ -74,7 +74,10 @@ def run(args) -> int:
     for line in THIRD_PARTY_NOISE:  # the model packages' load-time warnings, as in pytest --mlip runs
         _, message, category = line.split(":", 2)
         warnings.filterwarnings("ignore", message=message, category=getattr(builtins, category))
+    from ..models import factory
     from ..models.registry import default_committee
+
+    factory.SEARCH_PATHS[:] = factory.project_paths(os.getcwd())  # a factory is found as pytest run here finds it
 
     if args.committee.strip().lower() == "default":
         committee = default_committee(args.target)

@@ -15,6 +15,40 @@ from .entry import ModelEntry
 SEARCH_PATHS: list[str] = []
 
 
+def project_paths(folder) -> list[str]:
+    """What pytest run in ``folder`` would put on ``sys.path`` for a factory: the folder and the ``pythonpath``
+    entries of its ini file (pytest.ini, pyproject.toml's [tool.pytest.ini_options], tox.ini or setup.cfg), for
+    the commands that run outside pytest (detect, judge)."""
+    import configparser
+    import tomllib
+    from pathlib import Path
+
+    folder = Path(folder).resolve()
+    entries: list[str] = []
+    for name in ("pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
+        path = folder / name
+        if not path.is_file():
+            continue
+        try:
+            if name == "pyproject.toml":
+                table = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("pytest", {})
+                if "ini_options" not in table:
+                    continue
+                value = table["ini_options"].get("pythonpath", [])
+                entries = [value] if isinstance(value, str) else [str(v) for v in value]
+            else:
+                parser = configparser.ConfigParser(interpolation=None)
+                parser.read_string(path.read_text(encoding="utf-8"))
+                section = "tool:pytest" if name == "setup.cfg" else "pytest"
+                if not parser.has_section(section):
+                    continue
+                entries = parser.get(section, "pythonpath", fallback="").split()
+        except (OSError, ValueError, configparser.Error, tomllib.TOMLDecodeError):
+            continue  # an unreadable ini file adds nothing; pytest itself reports it when it runs
+        break  # pytest reads the first ini file that configures it
+    return list(dict.fromkeys([str(folder)] + [str((folder / e).resolve()) for e in entries]))
+
+
 def _import(module_name: str):
     """Import ``module_name``; when it is not found, again with :data:`SEARCH_PATHS` on ``sys.path``."""
     try:
@@ -57,7 +91,10 @@ def entry_from_factory(spec: str) -> ModelEntry:
     for part in attr.split("."):
         factory = getattr(factory, part, None)
         if factory is None:
-            raise UnknownModelError(f"module {module_name!r} has no attribute {attr!r} (factory {spec!r})")
+            where = getattr(module, "__file__", None) or "a namespace package"
+            raise UnknownModelError(f"module {module_name!r} ({where}) has no attribute {attr!r} (factory {spec!r}); "
+                                    "name a function that module defines, or rename your module if that file is not "
+                                    "yours")
     if not callable(factory):
         raise UnknownModelError(f"{spec!r} is not callable; give a function that returns an ASE calculator")
 

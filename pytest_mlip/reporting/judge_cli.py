@@ -65,7 +65,8 @@ def run(args) -> int:
     # current folder (run the judge where you ran pytest) and the folders around the report
     folder = Path(args.report).resolve()
     folder = folder if folder.is_dir() else folder.parent
-    factory.SEARCH_PATHS[:] = list(dict.fromkeys([os.getcwd(), str(folder.parent), str(folder)]))
+    factory.SEARCH_PATHS[:] = list(dict.fromkeys([*factory.project_paths(os.getcwd()), str(folder.parent),
+                                                  str(folder)]))
     sample = None if args.all else (DEFAULT_SAMPLE if args.sample is None else args.sample)
     from .replay import DEFAULT_REPLAY
 
