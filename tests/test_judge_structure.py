@@ -167,3 +167,26 @@ def test_a_value_note_may_drop_the_trailing_zeros_of_the_reports_rounding():
     assert number_mismatch("0.3", 0.3004) is None  # the report prints 0.300: the same number
     assert number_mismatch("0.3", 0.3051) is not None  # coarser than the report's rounding (0.305)
     assert number_mismatch("0.4", 0.3) is not None
+
+
+@pytest.mark.parametrize("note", [
+    {"kind": "count", "n": "3", "m": 4, "status": "pass"},
+    {"kind": "count", "n": 3.0, "m": 4, "status": "pass"},
+    {"kind": "count", "n": 3, "m": 4, "status": "pass", "hard": "yes"},
+    {"kind": "exists", "model": "emt", "ran": 1},
+    {"kind": "value", "artifact": "abcdef12", "value": 0.5, "unit": "eV"},
+])
+def test_a_note_of_the_wrong_type_is_refused_not_coerced(note):
+    """Held-out case: a count of "3" and a boolean "yes" were coerced and judged as 3 and True."""
+    import pydantic
+
+    from pytest_mlip.reporting.claims import parse_notes
+
+    with pytest.raises(pydantic.ValidationError):
+        parse_notes([note])
+    ok = {k: v for k, v in note.items()}
+    ok.update({"n": 3} if "n" in note else {})
+    if note["kind"] == "count" and note.get("hard") == "yes":
+        ok["hard"] = True
+    if note["kind"] == "count":
+        assert parse_notes([ok])[0].n == 3

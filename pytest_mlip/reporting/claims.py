@@ -123,7 +123,8 @@ ROLES = ("target", "committee")
 
 
 class _Note(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    #: strict: types as written ("3" is not a count, "yes" not a boolean, 3.0 not an integer)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class ValueNote(_Note):
