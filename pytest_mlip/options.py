@@ -41,6 +41,15 @@ def pytest_addoption(parser):
                       type="bool" if flag else "string", default=None)
 
 
+#: flags that make a run something other than a gate: set in the ini file, every run (a CI job's too) would pass
+#: without checking anything against the baseline, so they are command-line only
+COMMAND_LINE_ONLY = {
+    "mlip_update_baseline": "every run would record the baseline instead of being gated by it",
+    "mlip_list": "every run would list the models and run no contract",
+    "mlip_contracts": "every run would list the contracts and run none",
+}
+
+
 def _given_on_command_line(config, opt) -> bool:
     args = [str(a) for a in config.invocation_params.args]
     return any(a == n or a.startswith(n + "=") for a in args for n in opt.names())
@@ -70,6 +79,10 @@ def pytest_configure(config):
         attrs = opt.attrs()
         if is_flag(opt):
             value = _flag(raw, opt)
+            if value and opt.dest in COMMAND_LINE_ONLY:
+                raise pytest.UsageError(f"ini option {ini_name(opt)} = true in {config.inipath}: "
+                                        f"{COMMAND_LINE_ONLY[opt.dest]}; remove the line and pass {opt.names()[0]} "
+                                        "on the command line of the one run that needs it")
         else:
             kind = attrs.get("type")
             value = raw if kind in (None, str, "string") else _convert(kind, raw, opt)

@@ -110,7 +110,14 @@ def _target(config) -> str | None:
 
 
 def pytest_cmdline_main(config):
-    if config.getoption("mlip_list") or config.getini("mlip_list"):
+    from .options import COMMAND_LINE_ONLY
+
+    listing = config.getini("mlip_list")  # read here, before the options module fills flags from the ini file
+    if listing not in (None, False, "", "false", "no", "off", "0") and not config.getoption("mlip_list"):
+        raise pytest.UsageError(f"ini option mlip_list = {listing} in {config.inipath}: "
+                                f"{COMMAND_LINE_ONLY['mlip_list']}; remove the line and pass --mlip-list on the "
+                                "command line of the one run that needs it")
+    if config.getoption("mlip_list"):
         from .models.registry import describe, model_names, registry, resolve
 
         target = _target(config)

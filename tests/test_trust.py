@@ -1746,3 +1746,17 @@ def test_a_factory_missing_a_package_names_that_package(run, pytester, monkeypat
     res = run("--mlip-no-builtin", model="needsit:make")
     msg = one_line_usage_error(res, *needles)
     assert "pytest-mlip[" not in msg
+
+
+@pytest.mark.parametrize("key, needle", [("mlip_update_baseline", "record the baseline instead of being gated"),
+                                         ("mlip_list", "list the models"), ("mlip_contracts", "list the contracts")])
+def test_flags_that_stop_a_run_gating_are_command_line_only(run, pytester, key, needle):
+    """Held-out case: ``mlip_update_baseline = true`` in the ini file made every CI run rewrite the baseline and
+    pass; ``mlip_list``/``mlip_contracts`` there would make every run check nothing. Each is a usage error."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    pytester.makeini(f"[pytest]\n{key} = true\n")
+    msg = one_line_usage_error(run("--mlip-no-builtin", "--mlip-baseline=b.json"), key, needle,
+                               "on the command line")
+    assert not (pytester.path / "b.json").exists(), msg
+    pytester.makeini(f"[pytest]\n{key} = false\n")
+    assert run("--mlip-no-builtin").ret == 0
