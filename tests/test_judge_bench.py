@@ -84,6 +84,10 @@ def test_cli_exit_status_root_and_stores(fresh, tmp_path, capsys):
     (rep / "provenance.sqlite").write_bytes(b"")
     assert main(["judge", str(rep), "--root", root]) == 2
     assert "two provenance stores" in capsys.readouterr().err
+    (rep / "provenance.sqlite").unlink()
+    assert main(["judge", str(rep), "--store", str(tmp_path / "nonexistent.sqlite"), "--root", root]) == 2
+    err = capsys.readouterr().err  # a held-out case: a mistyped --store was reported as "two stores"
+    assert "nonexistent.sqlite: no such file" in err and "leave --store out" in err and "two" not in err
 
 
 def test_notes_are_rendered_and_evaluated(fresh, tmp_path):

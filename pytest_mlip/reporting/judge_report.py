@@ -80,6 +80,11 @@ def pick_store(folder: Path, store: str | None):
     snap = folder / SNAPSHOT
     gz = folder / (SNAPSHOT + ".gz")
     candidates = [p for p in (snap, gz) if p.is_file()]
+    if store and not Path(store).is_file():
+        raise MlipError(f"--store {store}: no such file" + (f"; the report in {folder} has its own store "
+                                                               f"{candidates[0].name}: leave --store out" if candidates
+                                                               else "; pass the store the run wrote (its "
+                                                               "--mlip-store, default .mlip/provenance.sqlite)"))
     if store and not any(Path(store).resolve() == p.resolve() for p in candidates):  # --store naming the snapshot
         candidates.append(Path(store))
     if len(candidates) > 1:
