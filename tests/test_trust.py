@@ -632,6 +632,11 @@ def test_foreign_and_damaged_stores_are_refused_untouched(run, pytester):
     before = app.read_bytes()
     one_line_usage_error(run("--mlip-no-builtin", f"--mlip-store={app}"), "another program", "customers")
     assert app.read_bytes() == before
+    notes = pytester.path / "notes.txt"  # a held-out case: a text file given as the store was to be "moved aside"
+    notes.write_text("my notes\n" * 200)
+    msg = one_line_usage_error(run("--mlip-no-builtin", f"--mlip-store={notes}"), "notes.txt", "not a usable",
+                               "naming a pytest-mlip store or a new file")
+    assert "aside" not in msg and notes.read_text() == "my notes\n" * 200
     assert run("--mlip-no-builtin", "--mlip-store=s.sqlite").ret == 0
     store = pytester.path / "s.sqlite"
     raw = bytearray(store.read_bytes())

@@ -88,8 +88,13 @@ class StoreError(MlipError):
     """The store cannot be used (wrong version, not a database, not writable)."""
 
 
-def _fix(path) -> str:
-    return f"move {path} aside or pass --mlip-store=OTHER_PATH"
+def _fix(path, foreign: bool = False, readonly: bool = False) -> str:
+    """The fix a store refusal names: a file of another program is the user's and stays where it is (a held-out
+    case advised moving /etc/passwd aside); a store of another version may be moved aside."""
+    option = "--store PATH" if readonly else "--mlip-store=PATH"
+    if foreign:
+        return f"pass {option} naming a pytest-mlip store or a new file (.mlip/provenance.sqlite by default)"
+    return f"move {path} aside or pass {option} naming another file"
 
 
 class Store:
@@ -124,11 +129,13 @@ class Store:
             if "unable to open" in str(exc) or "readonly" in str(exc):
                 raise StoreError(f"cannot open the provenance store {self.path} ({exc}); pass a writable location "
                                  "with --mlip-store=PATH") from None
-            raise StoreError(f"{self.path} is not a usable pytest-mlip provenance store ({exc}); {_fix(self.path)}") \
-                from None
+            raise StoreError(f"{self.path} is not a usable pytest-mlip provenance store ({exc}); "
+                             f"{_fix(self.path, True, readonly)}") from None
         except sqlite3.DatabaseError as exc:
-            what = "damaged" if "malformed" in str(exc) else "not a usable pytest-mlip provenance store"
-            raise StoreError(f"{self.path} is {what} ({exc}); it was not touched: {_fix(self.path)}") from None
+            damaged = "malformed" in str(exc)
+            what = "damaged" if damaged else "not a usable pytest-mlip provenance store"
+            raise StoreError(f"{self.path} is {what} ({exc}); it was not touched: "
+                             f"{_fix(self.path, not damaged, readonly)}") from None
 
     # --- setup -----------------------------------------------------------------------------------------------
     def _open(self):
@@ -169,10 +176,10 @@ class Store:
             pass
         if row is None:
             raise StoreError(f"{self.path} is a SQLite file but not a pytest-mlip provenance store (no schema "
-                             f"version); {_fix(self.path)}")
+                             f"version); {_fix(self.path, True, self.readonly)}")
         if str(row[0]) != str(SCHEMA_VERSION):
             raise StoreError(f"provenance store {self.path} has schema version {row[0]} but this pytest-mlip "
-                             f"reads version {SCHEMA_VERSION}; {_fix(self.path)}")
+                             f"reads version {SCHEMA_VERSION}; {_fix(self.path, False, self.readonly)}")
         missing = _schema_gaps(db)
         if missing:  # a table dropped or altered by hand: every later query would fail mid-run
             raise StoreError(f"provenance store {self.path} is damaged ({'; '.join(missing)}); it was not touched: "
