@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .escalation import EscalationWriter
 
 
 def reproduce_script(w: EscalationWriter, protocol_file: str | None) -> str:

@@ -17,6 +17,10 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..adversary.problem import Config
 
 import numpy as np
 

@@ -177,7 +177,6 @@ class NVEConservation(Check):
                 yield Probe(id=f"{spec.label()}@{temperature:g}K", atoms=atoms, params={"temperature": temperature})
 
     def measure(self, settings, evaluator, probe):
-        temperature = probe.params["temperature"]
         run = self.trajectory(settings, evaluator, probe, settings.timestep, settings.steps)
         past = [k for k in ENERGY_KEYS if run["violations"][k] > settings.tolerance[k]]
         if settings.refine and past and not run["violations"]["unstable"]:

@@ -171,6 +171,14 @@ class RepulsiveWallObjective(Objective):
             problems.append(problem)
         return problems, notes
 
+    def describe(self, settings, evaluator):
+        dom = self.domain(settings)
+        pairs = dom.pairs if dom.pairs is not None else settings.pairs
+        r_min = dom.r_min if dom.r_min is not None else settings.r_inner
+        return (f"Z: {len(pairs)} dimer pair(s){' + surface approaches' if dom.surfaces and settings.surfaces else ''}, "
+                f"r_min {r_min:g} A <= r_in < r_out <= model r_eq, r_out - r_in >= {dom.min_separation:g} A, "
+                f"{'any bond direction' if dom.orientation else 'bond along z'}")
+
 
 def refine_minimum(problem: DimerProblem, evaluator, r_lo: float, r_grid: float, step: float) -> float:
     """The continuous minimum of E(r) around the grid's r_eq (bounded Brent search over one grid step each side).
@@ -188,11 +196,3 @@ def refine_minimum(problem: DimerProblem, evaluator, r_lo: float, r_grid: float,
     res = minimize_scalar(energy, bounds=(lo, hi), method="bounded", options={"xatol": 1e-5})
     best = min([(energy(r_grid), r_grid), (float(res.fun), float(res.x))])
     return best[1]
-
-    def describe(self, settings, evaluator):
-        dom = self.domain(settings)
-        pairs = dom.pairs if dom.pairs is not None else settings.pairs
-        r_min = dom.r_min if dom.r_min is not None else settings.r_inner
-        return (f"Z: {len(pairs)} dimer pair(s){' + surface approaches' if dom.surfaces and settings.surfaces else ''}, "
-                f"r_min {r_min:g} A <= r_in < r_out <= model r_eq, r_out - r_in >= {dom.min_separation:g} A, "
-                f"{'any bond direction' if dom.orientation else 'bond along z'}")
