@@ -54,6 +54,18 @@ def periodic(atoms) -> bool:
     return bool(np.all(atoms.pbc)) and atoms.cell.rank == 3
 
 
+def pair_forces_stress(atoms, i, j, pair_f, dvec):
+    """Forces and (periodic cells only) Voigt stress from ``pair_f`` = dE/dr_j of each listed pair (i, j)."""
+    forces = np.zeros((len(atoms), 3))
+    np.add.at(forces, i, pair_f)
+    np.add.at(forces, j, -pair_f)
+    stress = None
+    if periodic(atoms):
+        t = np.einsum("ka,kb->ab", pair_f, dvec) / atoms.get_volume()
+        stress = np.array([t[0, 0], t[1, 1], t[2, 2], t[1, 2], t[0, 2], t[0, 1]])
+    return forces, stress
+
+
 class NanAtShortRange(AddedTerm):
     """Returns NaN energy whenever two atoms are closer than 1 A (a model that breaks down)."""
 

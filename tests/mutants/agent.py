@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import AddedTerm, periodic
+from . import AddedTerm, pair_forces_stress, periodic
 
 #: d-block elements (groups 3-12), by atomic number
 TRANSITION_METALS = frozenset(list(range(21, 31)) + list(range(39, 49)) + [57] + list(range(72, 81)))
@@ -48,10 +48,8 @@ class PairHole(AddedTerm):
         return i, j, d[i, j], dvec[i, j]
 
     def term(self, atoms):
-        n = len(atoms)
-        f = np.zeros((n, 3))
-        if n < 2:
-            return 0.0, f, None
+        if len(atoms) < 2:
+            return 0.0, np.zeros((len(atoms), 3)), None
         i, j, d, dvec = self._pairs(atoms)
         z = atoms.numbers
         keep = np.array([self.bites(z[a], z[b]) for a, b in zip(i, j)], dtype=bool) if len(i) else np.zeros(0, bool)
@@ -61,12 +59,7 @@ class PairHole(AddedTerm):
         dg = g * (-2 * (d - self.center) / self.width**2)
         e = half * float(g.sum())
         pair_f = (half * dg / d)[:, None] * dvec  # dE/dr_j of each listed pair
-        np.add.at(f, i, pair_f)
-        np.add.at(f, j, -pair_f)
-        s = None
-        if periodic(atoms):
-            t = np.einsum("ka,kb->ab", pair_f, dvec) / atoms.get_volume()
-            s = np.array([t[0, 0], t[1, 1], t[2, 2], t[1, 2], t[0, 2], t[0, 1]])
+        f, s = pair_forces_stress(atoms, i, j, pair_f, dvec)
         return e, f, s
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import AddedTerm, periodic
+from . import AddedTerm, pair_forces_stress, periodic
 
 
 def _pairs(atoms, cutoff):
@@ -26,14 +26,8 @@ class ShortRangeHole(AddedTerm):
         g = -self.depth * np.exp(-(((d - self.center) / self.width) ** 2))
         dg = g * (-2 * (d - self.center) / self.width**2)
         e = half * g.sum()
-        f = np.zeros((len(atoms), 3))
         pair_f = (half * dg / d)[:, None] * dvec  # dE/d r_j
-        np.add.at(f, i, pair_f)
-        np.add.at(f, j, -pair_f)
-        s = None
-        if periodic(atoms):
-            t = np.einsum("ka,kb->ab", pair_f, dvec) / atoms.get_volume()
-            s = np.array([t[0, 0], t[1, 1], t[2, 2], t[1, 2], t[0, 2], t[0, 1]])
+        f, s = pair_forces_stress(atoms, i, j, pair_f, dvec)
         return e, f, s
 
 
@@ -53,14 +47,8 @@ class CappedWall(AddedTerm):
         v0, dv0 = self._morse(d)
         e = half * float((v - v0).sum())
         dg = dv * dr_eff - dv0
-        f = np.zeros((len(atoms), 3))
         pair_f = (half * dg / d)[:, None] * dvec  # dE/d r_j
-        np.add.at(f, i, pair_f)
-        np.add.at(f, j, -pair_f)
-        s = None
-        if periodic(atoms):
-            t = np.einsum("ka,kb->ab", pair_f, dvec) / atoms.get_volume()
-            s = np.array([t[0, 0], t[1, 1], t[2, 2], t[1, 2], t[0, 2], t[0, 1]])
+        f, s = pair_forces_stress(atoms, i, j, pair_f, dvec)
         return e, f, s
 
     @staticmethod

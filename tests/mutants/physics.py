@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from ase.calculators.calculator import Calculator, all_changes
 
-from . import AddedTerm, periodic
+from . import AddedTerm, pair_forces_stress, periodic
 
 
 def lennard_jones():
@@ -34,7 +34,6 @@ def pair_term(atoms, cutoff: float, phi):
     """Energy, forces and stress of a pair potential ``phi(r) -> (e(r), de/dr)`` within ``cutoff``."""
     from ase.neighborlist import neighbor_list
 
-    n = len(atoms)
     i, j, d, dvec = neighbor_list("ijdD", atoms, cutoff)
     if periodic(atoms):
         weight = 0.5  # the full list holds (i, j) and (j, i)
@@ -43,13 +42,7 @@ def pair_term(atoms, cutoff: float, phi):
         i, j, d, dvec, weight = i[keep], j[keep], d[keep], dvec[keep], 1.0
     e, de = phi(d)
     pair_f = (weight * de / np.where(d > 0, d, 1.0))[:, None] * dvec  # dE/dr_j of each pair
-    forces = np.zeros((n, 3))
-    np.add.at(forces, i, pair_f)
-    np.add.at(forces, j, -pair_f)
-    stress = None
-    if periodic(atoms):
-        t = np.einsum("ka,kb->ab", pair_f, dvec) / atoms.get_volume()
-        stress = np.array([t[0, 0], t[1, 1], t[2, 2], t[1, 2], t[0, 2], t[0, 1]])
+    forces, stress = pair_forces_stress(atoms, i, j, pair_f, dvec)
     return weight * float(np.sum(e)), forces, stress
 
 
