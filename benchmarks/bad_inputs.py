@@ -268,6 +268,27 @@ def new_cases(F) -> list[Case]:
     return out
 
 
+def r6_cases(F) -> list[Case]:
+    """Cases from held-out round 6 (names start with r6_), added after that round: they are development cases now."""
+    out = []
+    soft = contract("gen").replace("hard = true", "hard = false")
+    out.append(Case("contract", "r6_generated_soft", small(), "usage", "hard = false.*is a hard law",
+                    files={"generated_tests/mlip_gen.toml": soft}, protect=["generated_tests/mlip_gen.toml"]))
+    out.append(Case("options", "r6_keep_into_a_file", small("clean", ["--mlip-adversary", "--mlip-adversary-keep"]),
+                    "usage", "generated_tests.*not a folder", files={**F, "generated_tests": "my notes\n"},
+                    protect=["generated_tests"]))
+    for key in ("mlip_update_baseline", "mlip_list", "mlip_contracts"):
+        out.append(Case("options", f"r6_ini_{key}", small("clean", ["--mlip-baseline=b.json"]), "usage",
+                        f"{key} = true", files={**F, "pytest.ini": f"[pytest]\n{key} = true\n"}))
+    out.append(Case("spec", "r6_factory_missing_package", ["--mlip=needs_pkg:f", "--mlip-committee=none",
+                                                           "--mlip-no-builtin"], "usage",
+                    "imports 'no_such_pkg_r6'.*install the package",
+                    files={**F, "needs_pkg.py": "import no_such_pkg_r6\n\ndef f():\n    pass\n"}))
+    out.append(Case("options", "r6_store_is_a_text_file", small("clean", ["--mlip-store=notes.txt"]), "usage",
+                    "notes.txt.*not a usable", files={**F, "notes.txt": "my notes\n" * 100}, protect=["notes.txt"]))
+    return out
+
+
 #: a checkout to import pytest_mlip from (--code); empty: the installed one
 CODE: list[str] = []
 
@@ -502,6 +523,7 @@ def cases() -> list[Case]:
     out.append(Case("files", "store_integrity_after_ctrl_c", small("slow", ["--mlip-store=s.sqlite"]),
                     "incomplete", "incomplete|interrupt", files=dict(F), signal_after=7.0, stores=["s.sqlite"]))
     out += new_cases(F)
+    out += r6_cases(F)
     # --- F: incomplete runs ----------------------------------------------------------------------------------
     summ = ["--mlip-summary-md=sum.md", "--mlip-report=rep"]
     look = ["sum.md", "rep/report.md", "rep/report.json"]

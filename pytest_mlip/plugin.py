@@ -114,7 +114,7 @@ def pytest_cmdline_main(config):
 
     listing = config.getini("mlip_list")  # read here, before the options module fills flags from the ini file
     if listing not in (None, False, "", "false", "no", "off", "0") and not config.getoption("mlip_list"):
-        raise pytest.UsageError(f"ini option mlip_list = {listing} in {config.inipath}: "
+        raise pytest.UsageError(f"ini option mlip_list = {str(listing).lower()} in {config.inipath}: "
                                 f"{COMMAND_LINE_ONLY['mlip_list']}; remove the line and pass --mlip-list on the "
                                 "command line of the one run that needs it")
     if config.getoption("mlip_list"):
