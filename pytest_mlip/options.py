@@ -50,6 +50,17 @@ COMMAND_LINE_ONLY = {
 }
 
 
+def refuse_in_addopts(config):
+    """The command-line-only flags written into the ini file's addopts (a held-out case: every run recorded the
+    baseline and passed)."""
+    addopts = [str(a) for a in (config.getini("addopts") or [])]
+    for dest in COMMAND_LINE_ONLY:
+        name = "--" + dest.replace("_", "-")
+        if any(a == name or a.startswith(name + "=") for a in addopts):
+            raise pytest.UsageError(f"{name} in the addopts of {config.inipath}: {COMMAND_LINE_ONLY[dest]}; remove it "
+                                    "from addopts and pass it on the command line of the one run that needs it")
+
+
 def _given_on_command_line(config, opt) -> bool:
     args = [str(a) for a in config.invocation_params.args]
     return any(a == n or a.startswith(n + "=") for a in args for n in opt.names())
@@ -59,7 +70,14 @@ def _given_on_command_line(config, opt) -> bool:
 def pytest_configure(config):
     """Fill each option not given on the command line from its ini value (converted to the option's type)."""
     from_ini = set()
+    args = [str(a) for a in config.invocation_params.args]
+    refuse_in_addopts(config)
     for opt in _mlip_options(config._parser):
+        given = [a for a in args for n in opt.names() if a == n or a.startswith(n + "=")]
+        if len(given) > 1 and not is_flag(opt):  # argparse keeps the last, as pytest does; said, not silent
+            config.issue_config_time_warning(pytest.PytestConfigWarning(
+                f"{opt.names()[0]} is given {len(given)} times ({', '.join(given)}): the last one is used"),
+                stacklevel=2)
         if _given_on_command_line(config, opt):
             continue
         try:

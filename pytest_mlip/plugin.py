@@ -110,8 +110,9 @@ def _target(config) -> str | None:
 
 
 def pytest_cmdline_main(config):
-    from .options import COMMAND_LINE_ONLY
+    from .options import COMMAND_LINE_ONLY, refuse_in_addopts
 
+    refuse_in_addopts(config)
     listing = config.getini("mlip_list")  # read here, before the options module fills flags from the ini file
     if listing not in (None, False, "", "false", "no", "off", "0") and not config.getoption("mlip_list"):
         raise pytest.UsageError(f"ini option mlip_list = {str(listing).lower()} in {config.inipath}: "
@@ -633,7 +634,7 @@ def _refuse_code_in_the_agent_zone(config):
     for arg in config.args:
         p = Path(arg.split("::")[0])
         p = p if p.is_absolute() else base / p
-        zones += [q for q in [p, *p.parents] if q.name == "generated_tests"]
+        zones += [q for q in [p, *p.parents, p.resolve(), *p.resolve().parents] if q.name == "generated_tests"]
     for zone in dict.fromkeys(z for z in zones if z.is_dir()):
         code = sorted(f for f in zone.rglob("*.py") if "__pycache__" not in f.parts)
         if code:
@@ -641,11 +642,18 @@ def _refuse_code_in_the_agent_zone(config):
                             "(mlip_*.toml) only: no validator reads code there; move it to tests/ or delete it")
 
 
+def in_agent_zone(path) -> bool:
+    """Is ``path`` a file of generated_tests/, reached by its own path or through a link (a held-out case: a folder
+    linked to generated_tests/ ran a softened protocol there without the validator)."""
+    path = Path(path)
+    return "generated_tests" in path.parts or "generated_tests" in path.resolve().parts
+
+
 def zone_limit(path: Path) -> int | None:
     """The atom limit a file under generated_tests/ (the agent's zone) may not raise; None elsewhere."""
     from .contracts.files import MAX_ATOMS
 
-    return MAX_ATOMS if "generated_tests" in Path(path).parts else None
+    return MAX_ATOMS if in_agent_zone(path) else None
 
 
 def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str, bool]:
@@ -670,7 +678,7 @@ def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str,
     for f in files:
         inside = f.resolve().is_relative_to(root.resolve())
         settings = parse_contracts(f, root=root if inside else f.parent, fixed_limit=zone_limit(f))
-        if "generated_tests" in f.parts:
+        if in_agent_zone(f):
             if zone is None:
                 from .agent.validator import Validator
 

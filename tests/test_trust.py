@@ -1765,3 +1765,42 @@ def test_flags_that_stop_a_run_gating_are_command_line_only(run, pytester, key, 
     assert not (pytester.path / "b.json").exists(), msg
     pytester.makeini(f"[pytest]\n{key} = false\n")
     assert run("--mlip-no-builtin").ret == 0
+
+
+@pytest.mark.parametrize("how", ["linked folder", "linked file", "link in contracts"])
+def test_generated_tests_reached_through_a_link_pass_the_validator(run, pytester, how):
+    """Held-out cases (round 7): a folder or file linked to generated_tests/ ran a softened protocol there
+    without the agent's validator, and the run passed."""
+    contracts(pytester, **{"generated_tests/mlip_gen.toml": SMALL.format(name="gen").replace(
+        'check = "symmetry"\n', 'check = "symmetry"\nhard = false\n')})
+    gen = pytester.path / "generated_tests"
+    if how == "linked folder":
+        (pytester.path / "gt2").symlink_to(gen, target_is_directory=True)
+        args = ["gt2"]
+    elif how == "linked file":
+        (pytester.path / "gt2").symlink_to(gen, target_is_directory=True)
+        args = ["gt2/mlip_gen.toml"]
+    else:
+        (pytester.path / "contracts").mkdir()
+        (pytester.path / "contracts" / "mlip_alias.toml").symlink_to(gen / "mlip_gen.toml")
+        args = ["contracts"]
+    one_line_usage_error(run("--mlip-no-builtin", *args), "agent validator refuses it", "hard = false")
+
+
+@pytest.mark.parametrize("flag", ["--mlip-update-baseline", "--mlip-list", "--mlip-contracts"])
+def test_command_line_only_flags_in_addopts_are_refused(run, pytester, flag):
+    """Held-out case (round 7): ``addopts = --mlip-update-baseline`` in pytest.ini bypassed the ini guard; every run
+    recorded its failures in the baseline and passed."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    pytester.makeini(f"[pytest]\naddopts = {flag} --mlip-baseline=b.json\n")
+    one_line_usage_error(run("--mlip-no-builtin"), flag, "addopts", "on the command line")
+    assert not (pytester.path / "b.json").exists()
+
+
+def test_an_option_given_twice_is_named(run, pytester):
+    """Held-out case (round 7): ``--mlip=models:nan --mlip=models:ok`` checked the second model without a word.
+    The last one wins, as everywhere in pytest (scripts override a default that way), and a warning says so."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    res = run("--mlip-no-builtin", "--mlip=lennard-jones")
+    assert res.ret == 0
+    res.stdout.fnmatch_lines(["*--mlip is given 2 times*the last one is used*"])
