@@ -97,3 +97,12 @@ def test_docs_never_overwrites_a_file_it_did_not_write(tmp_path, capsys, monkeyp
     assert "is a folder" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert main(["docs", "--out", "docs/spec.md"]) == 0 and main(["docs", "--out", "docs/spec.md"]) == 0
     assert sorted(p.name for p in (tmp_path / "docs").iterdir()) == ["spec.md"]
+    # round 7: a line the user added to the generated page is kept (the page is sealed by its hash), and --check
+    # on a file of the user's does not advise overwriting it
+    spec = tmp_path / "docs" / "spec.md"
+    spec.write_text(spec.read_text() + "my addition\n")
+    assert main(["docs", "--out", "docs/spec.md"]) != 0
+    assert "edited since" in capsys.readouterr().err and spec.read_text().endswith("my addition\n")
+    assert main(["docs", "--out", "README.md", "--check"]) == 1
+    out = capsys.readouterr().out
+    assert "not a file pytest-mlip docs wrote" in out and "run pytest-mlip docs --out" not in out
