@@ -146,3 +146,17 @@ def test_readme_example_is_the_tested_file():
     for name in ("test_copper_wall", "test_rotation_of_my_molecule", "test_copper_relaxes_to_a_minimum"):
         assert f"def {name}(" in section and f"def {name}(" in USER_FILE.read_text()
     assert 'mlip_check("repulsive_wall", pairs=[["Cu", "Cu"]])' in section
+
+
+def test_a_test_that_never_calls_the_model_does_not_pass_the_gate(pytester, monkeypatch):
+    """Held-out case (round 7): a test taking ``mlip_model`` and asserting True passed the gate on a model whose
+    every energy is NaN: no verdict, no call. Such a run checked nothing on the target: INCOMPLETE, exit 1."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    pytester.makepyfile(test_u="""
+        def test_nothing(mlip_model):
+            assert mlip_model.name
+    """)
+    result = pytester.runpytest_inprocess("--mlip=emt", "--mlip-committee=none", "test_u.py", "-p",
+                                          "no:cacheprovider")
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(["*nothing was checked on emt*none called the model*"])

@@ -1482,9 +1482,14 @@ def test_a_run_whose_every_item_skipped_itself_fails(run, pytester):
 def test_a_user_test_that_checks_by_itself_is_not_unchecked(run, pytester):
     (pytester.path / "physics").mkdir()
     (pytester.path / "physics" / "test_mine.py").write_text(
-        "def test_mine(mlip_model):\n    assert mlip_model is not None\n")
+        "def test_mine(mlip_model):\n    from ase.build import molecule\n    a = molecule('NH3')\n"
+        "    a.calc = mlip_model.calc\n    assert a.get_potential_energy() == a.get_potential_energy()\n")
     pytester.makeini("[pytest]\nmlip_paths = physics\n")
     assert run("--mlip-no-builtin").ret == 0
+    # a test that never calls the model checks nothing on it (round 7): the run is incomplete
+    (pytester.path / "physics" / "test_mine.py").write_text(
+        "def test_mine(mlip_model):\n    assert mlip_model is not None\n")
+    assert run("--mlip-no-builtin").ret == 1
 
 
 def test_a_contract_file_with_a_byte_order_mark_is_read(run, pytester):

@@ -454,7 +454,7 @@ class _Collector:
         determinism = determinism_names(self.nondeterminism)
         unreported = [f"{name}: {msg}" for name, msg in sorted(self.unreported.items())]
         unchecked = (unchecked_target(state.target, verdicts) or self.all_skipped(state.target, verdicts)
-                     or self.nothing_ran(state.target, verdicts))
+                     or self.nothing_ran(state.target, verdicts) or self.never_called(state.target, verdicts))
         clashes = sorted(set(self.clashes))
         unchecked += self.no_interaction()
         # an item whose error verdict is counted is not counted again for the model failure it also saw
@@ -494,6 +494,14 @@ class _Collector:
         if verdicts or self.ran or self.skipped or self.crashed:
             return []
         return [f"nothing was checked on {target}: no item ran (none was selected, or none collected)"]
+
+    def never_called(self, target: str, verdicts: list[dict]) -> list[str]:
+        """One line when tests ran but none gave a verdict on the target or called it (a held-out case: a test
+        taking the ``mlip_model`` fixture and asserting True passed a model whose every energy is NaN)."""
+        if verdicts or not self.ran or self.crashed or self.sampled.get(target, [0, 0])[0]:
+            return []
+        return [f"nothing was checked on {target}: {len(self.ran)} test(s) ran, none gave a contract verdict and "
+                "none called the model"]
 
     def all_skipped(self, target: str, verdicts: list[dict]) -> list[str]:
         """One line when no verdict was given and every item of the run skipped (a user's test that skips itself,
