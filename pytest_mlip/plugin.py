@@ -1018,6 +1018,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                               updating=bool(getattr(prov, "update_baseline", False))
                               and bool(getattr(prov, "written_baseline", False))):
         terminalreporter.write_line(line)
+    from .reporting.verdicts import unmeasured_guaranteed
+
+    unmeasured = unmeasured_guaranteed(verdicts, state.target)
+    if unmeasured and not state.skip_guaranteed:
+        terminalreporter.write_line(unmeasured, yellow=True)
     if state.skip_guaranteed:
         terminalreporter.write_line("OPT-OUT: --mlip-skip-guaranteed: energy-force consistency and Jacobian symmetry "
                                     "were not measured on models that declare conservative forces (their skip reason "

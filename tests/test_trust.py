@@ -1809,3 +1809,13 @@ def test_an_option_given_twice_is_named(run, pytester):
     res = run("--mlip-no-builtin", "--mlip=lennard-jones")
     assert res.ret == 0
     res.stdout.fnmatch_lines(["*--mlip is given 2 times*the last one is used*"])
+
+
+def test_a_run_without_the_guaranteed_laws_says_they_were_not_measured(run, pytester):
+    """Held-out case (round 7): with --mlip-no-builtin and contracts of the user's own, a model whose forces are all
+    zero passed; neither the terminal nor the summary said energy-force consistency was not measured."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    res = run("--mlip-no-builtin", "--mlip-summary-md=s.md")
+    assert res.ret == 0
+    res.stdout.fnmatch_lines(["NOT MEASURED on *energy-force consistency and Jacobian symmetry*"])
+    assert "**NOT MEASURED** on" in (pytester.path / "s.md").read_text()

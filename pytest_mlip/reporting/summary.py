@@ -79,6 +79,11 @@ def summary_markdown(entries: list[tuple[dict, dict]], prov) -> str:
                          f"`{r['contract']}` on `{r['model']}` "
                          + ("MODEL ERROR" if r["status"] == "model-error" else f"v/tau {fmt_value(r['value'])}")
                          + (" (fails the run)" if r["gates"] else "") for r in found) if found else "") + ".")
+    from .verdicts import unmeasured_guaranteed
+
+    unmeasured = unmeasured_guaranteed(verdicts, target)
+    if unmeasured and not getattr(prov.state, "skip_guaranteed", False):
+        lines.append(unmeasured.replace("NOT MEASURED", "**NOT MEASURED**", 1) + ".")
     if getattr(prov.state, "skip_guaranteed", False):
         lines.append("Opt-out: `--mlip-skip-guaranteed`: energy-force consistency and Jacobian symmetry were not "
                      "measured on models that declare conservative forces.")

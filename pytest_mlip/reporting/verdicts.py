@@ -120,6 +120,23 @@ def committee_spread(verdicts: list[dict]) -> dict[str, tuple[float, float]]:
     return out
 
 
+#: the laws a model's construction is said to guarantee, measured on every model by default (issue item 8)
+GUARANTEED = {"energy_force": "energy-force consistency", "jacobian_symmetry": "Jacobian symmetry"}
+
+
+def unmeasured_guaranteed(verdicts: list[dict], target: str) -> str | None:
+    """One line when the run gave the target no verdict of energy-force consistency or Jacobian symmetry (their
+    contracts not collected: --mlip-no-builtin, -k, a path), so no output reads as if they held (a held-out case: a
+    model with zero forces passed a run of the user's own contracts, and nothing said these were not measured)."""
+    mine = {v["check"] for v in verdicts if v["model"] == target and v.get("role", "target") == "target"
+            and v["status"] != "skip"}
+    missing = [what for check, what in GUARANTEED.items() if check not in mine]
+    if not missing or not any(v["model"] == target for v in verdicts):
+        return None
+    return (f"NOT MEASURED on {target}: {' and '.join(missing)} (no such contract ran: the built-in suite was left out "
+            "or deselected); a pass here says nothing about them")
+
+
 def summary_lines(verdicts: list[dict], state, gate=None, updating: bool = False) -> list[str]:
     """The terminal's verdict table and what it means for the run; ``gate``: the baseline comparison
     (known failures do not fail the run), ``updating``: a --mlip-update-baseline run (nothing fails)."""
