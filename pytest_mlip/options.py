@@ -78,8 +78,7 @@ def pytest_configure(config):
             config.issue_config_time_warning(pytest.PytestConfigWarning(
                 f"{opt.names()[0]} is given {len(given)} times ({', '.join(given)}): the last one is used"),
                 stacklevel=2)
-        if _given_on_command_line(config, opt):
-            continue
+        on_command_line = _given_on_command_line(config, opt)  # it wins, but a wrong ini value is still an error
         try:
             raw = config.getini(ini_name(opt))
         except (ValueError, pytest.UsageError) as exc:  # pytest's own bool parsing refused the text
@@ -108,6 +107,17 @@ def pytest_configure(config):
             if choices and value not in choices:  # the command line refuses it up front; so does the ini file
                 raise pytest.UsageError(f"ini option {ini_name(opt)} = {raw!r} is not one of {', '.join(map(str, choices))}"
                                         f" (as {opt.names()[0]} takes)")
+        if on_command_line:
+            from .numbers import NUMBER_OPTIONS
+
+            number = NUMBER_OPTIONS.get(opt.names()[0])
+            if number is not None:
+                try:
+                    number.parse(value, opt.names()[0], opt.dest)
+                except MlipError as exc:
+                    raise pytest.UsageError(f"{exc} (the command line gives {opt.names()[0]}, but the ini value is "
+                                            "read too: fix or remove it)") from None
+            continue
         setattr(config.option, opt.dest, value)
         from_ini.add(opt.dest)
     try:

@@ -1819,3 +1819,13 @@ def test_a_run_without_the_guaranteed_laws_says_they_were_not_measured(run, pyte
     assert res.ret == 0
     res.stdout.fnmatch_lines(["NOT MEASURED on *energy-force consistency and Jacobian symmetry*"])
     assert "**NOT MEASURED** on" in (pytester.path / "s.md").read_text()
+
+
+def test_a_wrong_ini_value_is_an_error_even_when_the_command_line_overrides_it(run, pytester):
+    """Held-out case (round 7): ``mlip_timeout = "abc"`` in the ini file was ignored whenever --mlip-timeout was
+    given: a latent mistake that turns into a wrong run the day the option is dropped from the command line."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    pytester.makeini('[pytest]\nmlip_timeout = abc\n')
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-timeout=5"), "mlip_timeout", "abc", "fix or remove it")
+    pytester.makeini('[pytest]\nmlip_timeout = 60\n')
+    assert run("--mlip-no-builtin", "--mlip-timeout=5").ret == 0
