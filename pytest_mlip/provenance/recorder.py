@@ -33,10 +33,12 @@ def _evaluation_fields(result) -> tuple[str, Any]:
     if isinstance(result, ModelEvaluationError):
         return "evaluation_error", {"error": str(result)}
     forces = np.ascontiguousarray(result.forces, dtype=np.float64)
+    with np.errstate(over="ignore"):  # finite forces near 1e200 square past the float range: fmax is inf
+        fmax = float(np.sqrt((forces ** 2).sum(axis=1)).max()) if len(forces) else 0.0
     value = {
         "energy": float(result.energy),
         "natoms": int(len(forces)),
-        "fmax": float(np.sqrt((forces ** 2).sum(axis=1)).max()) if len(forces) else 0.0,
+        "fmax": fmax,
         "forces_sha256": hashlib.sha256(forces.tobytes()).hexdigest(),
         "stress": None if result.stress is None else [float(x) for x in result.stress],
     }
