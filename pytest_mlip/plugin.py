@@ -319,10 +319,22 @@ def guard_process_exit(config):
     os._exit = guarded
 
     def restore():
-        if os._exit is guarded:
+        import threading
+
+        if os._exit is not guarded:
+            return
+        alive = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+        final = config.stash.get(FINAL_STATUS, None)
+        if alive and final:  # a model thread outlives the run: its os._exit(0) at exit must not turn a failed run to 0
+            os._exit = lambda status=0: real(int(final) if status == 0 else status)
+        else:
             os._exit = real
 
     config.add_cleanup(restore)
+
+
+#: the run's exit status once pytest-mlip's session finisher has set it (read by the os._exit guard's undo)
+FINAL_STATUS = pytest.StashKey[int]()
 
 
 def process_exit_log(config, worker_only: bool = True) -> Path | None:
@@ -360,6 +372,7 @@ def pytest_sessionfinish(session, exitstatus):
                   + "; exit 1", file=sys.stderr, flush=True)
             if session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    config.stash[FINAL_STATUS] = int(session.exitstatus)
     return result
 
 

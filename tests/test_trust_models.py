@@ -8,6 +8,7 @@ EMT-based factory written here.
 """
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -361,3 +362,42 @@ def test_a_model_call_is_named_in_fatal_error_dumps():
 
     assert named_call("mods:segv")(frame_below) == "model call of 'mods:segv'"
     assert named_call("mods:segv") is named_call("mods:segv")  # made once per model
+
+
+LATE_EXIT = """
+import os, threading, time
+from ase.calculators.emt import EMT
+
+class Late(EMT):
+    def calculate(self, *a, **k):
+        super().calculate(*a, **k)
+        self.results["forces"] = self.results["forces"] + float(os.environ.get("SHIFT", "0"))
+        if os.environ.get("EXIT_AFTER") and not getattr(Late, "armed", False):
+            Late.armed = True
+            threading.Thread(target=lambda: (time.sleep(float(os.environ["EXIT_AFTER"])), os._exit(0))).start()
+
+def late():
+    return Late()
+"""
+
+
+def test_a_model_thread_that_calls_os_exit_0_never_turns_a_result_into_exit_0(tmp_path):
+    """Held-out cases (round 7): a thread of the model calling os._exit(0) turned a failed run into exit 0 as the
+    process ended, and ended the judge while it re-ran the calls: exit 0, no output, read as approved."""
+    import subprocess
+    import sys
+
+    (tmp_path / "late_models.py").write_text(LATE_EXIT)
+    (tmp_path / "contracts").mkdir()
+    (tmp_path / "contracts" / "mlip_z.toml").write_text(
+        '[[contract]]\nname = "znf"\ncheck = "zero_net_force"\nstructures = [ { kind = "molecule", name = "NH3" } ]\n')
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}", "SHIFT": "1.0", "EXIT_AFTER": "3"}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--mlip=late_models:late",
+                          "--mlip-committee=none", "--mlip-no-builtin", "--mlip-report=rep"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]  # the hard failure, not the thread's 0
+    env["EXIT_AFTER"] = "0.05"  # now the thread ends the judge while it re-runs the stored calls
+    judge = subprocess.run([sys.executable, "-m", "pytest_mlip.cli", "judge", "rep", "--sample", "3"], cwd=tmp_path,
+                           env=env, capture_output=True, text=True, timeout=300)
+    assert judge.returncode == 1, judge.stdout[-2000:] + judge.stderr[-2000:]
+    assert "os._exit(0) was called by model code before the command finished" in judge.stderr
