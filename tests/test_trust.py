@@ -1829,3 +1829,17 @@ def test_a_wrong_ini_value_is_an_error_even_when_the_command_line_overrides_it(r
     one_line_usage_error(run("--mlip-no-builtin", "--mlip-timeout=5"), "mlip_timeout", "abc", "fix or remove it")
     pytester.makeini('[pytest]\nmlip_timeout = 60\n')
     assert run("--mlip-no-builtin", "--mlip-timeout=5").ret == 0
+
+
+@pytest.mark.parametrize("how", ["-W", "ini"])
+def test_a_near_miss_warning_made_an_error_is_one_line(run, pytester, how):
+    """Held-out case (round 7): with -W error (or filterwarnings = error) the near-miss warning became an
+    INTERNALERROR traceback, exit 3."""
+    contracts(pytester, **{"contracts/mlip_ok.toml": SMALL.format(name="ok"),
+                           "contracts/mlip-gap.toml": SMALL.format(name="gap")})
+    if how == "ini":
+        pytester.makeini("[pytest]\nfilterwarnings = error\n")
+        res = run("--mlip-no-builtin")
+    else:
+        res = run("--mlip-no-builtin", "-W", "error::pytest.PytestConfigWarning")
+    one_line_usage_error(res, "mlip-gap.toml looks like a contract file", "made an error by -W error")
