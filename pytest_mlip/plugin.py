@@ -943,7 +943,20 @@ class ContractItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):
-        return self.path, None, f"{self.settings.check}: {self.name}"
+        # a line number, not None: pytest asserts one when a mark (skip, xfail) of a conftest decides the outcome
+        return self.path, contract_line(self.path, self.settings.name), f"{self.settings.check}: {self.name}"
+
+
+def contract_line(path, name: str) -> int:
+    """The 0-based line of ``name = "<name>"`` in a contract file (0 when it is not found)."""
+    import re
+
+    try:
+        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return 0
+    pattern = re.compile(r"^\s*name\s*=\s*[\"']" + re.escape(name) + r"[\"']")
+    return next((i for i, line in enumerate(lines) if pattern.match(line)), 0)
 
 
 def contract_rows(items) -> list[dict]:

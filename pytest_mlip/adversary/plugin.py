@@ -164,7 +164,9 @@ class AdversaryItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):
-        return self.path, None, f"adversary: {self.name}"
+        from ..plugin import contract_line
+
+        return self.path, contract_line(self.path, self.settings.name), f"adversary: {self.name}"
 
 
 def _property(report, key):
