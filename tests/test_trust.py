@@ -1862,3 +1862,11 @@ def test_a_conftest_mark_on_a_contract_item_is_no_internal_error(run, pytester, 
     assert "INTERNALERROR" not in out + res.stderr.str() and res.ret in (0, 1), out[-2000:]
     if mark == "skip":
         assert res.ret == 1 and "INCOMPLETE" in (pytester.path / "s.md").read_text()
+
+
+def test_a_contract_nested_past_the_recursion_limit_is_one_line(run, pytester):
+    """Held-out case (round 7): 5000 nested arrays in a contract file gave a RecursionError INTERNALERROR of 2971
+    lines."""
+    deep = "[" * 5000 + "]" * 5000
+    contracts(pytester, **{"contracts/mlip_x.toml": f'[[contract]]\nname = "d"\ncheck = "zero_net_force"\nx = {deep}\n'})
+    one_line_usage_error(run("--mlip-no-builtin"), "nested too deeply")

@@ -420,10 +420,14 @@ def parse_contracts(path: str | Path, text: str | None = None, root: str | Path 
     path = Path(path)
     if text is None:
         text = _decode(path)
+    deep = (f"{path}: arrays or tables nested too deeply (past Python's recursion limit); a contract needs a few "
+            "levels: flatten the value")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ContractFileError(f"{path}: not valid TOML: {exc}") from exc
+    except RecursionError:
+        raise ContractFileError(deep) from None
     tables = data.get("contract")
     if not isinstance(tables, list) or not tables:
         raise ContractFileError(f"{path}:1: no [[contract]] table; each contract starts with [[contract]]")
@@ -454,6 +458,8 @@ def parse_contracts(path: str | Path, text: str | None = None, root: str | Path 
         try:
             # JSON mode + strict: a string is never a number or a boolean, 1 is not true; arrays may fill tuples
             settings = adapter.validate_json(json.dumps(table, default=str), strict=True)
+        except RecursionError:
+            raise ContractFileError(deep) from None
         except ValidationError as exc:
             err = exc.errors()[0]
             loc = tuple(err["loc"])
