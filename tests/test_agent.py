@@ -427,3 +427,26 @@ def test_detect_finds_a_factory_where_pytest_would(tmp_path, monkeypatch, capsys
     rc = detect("--mlip", f"{mod}:nothing", "--mlip-committee", CLEAN, "--output", "out2")
     err = capsys.readouterr().err
     assert rc == 2 and "has no attribute 'nothing'" in err and f"{mod}.py" in err
+
+
+def test_detect_never_writes_over_a_users_folder_or_file(tmp_path, capsys):
+    """Held-out cases (round 7): --output naming a folder of the user's overwrote its report.md, run.json and
+    detective.json; --memory naming a user's text file got records appended."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "report.md").write_text("my report\n")
+    rc = detect("--mlip", TM_WALL, "--mlip-committee", CLEAN, "--suite", SUITE, "--output", str(mine),
+                "--tests-dir", "none", "--budget", "1", "--hypotheses", "1")
+    err = capsys.readouterr().err
+    assert rc == 2 and "did not write" in err and (mine / "report.md").read_text() == "my report\n"
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my memory\n")
+    rc = detect("--mlip", TM_WALL, "--mlip-committee", CLEAN, "--suite", SUITE, "--output", str(tmp_path / "o"),
+                "--memory", str(notes), "--tests-dir", "none", "--budget", "1", "--hypotheses", "1")
+    err = capsys.readouterr().err
+    assert rc == 2 and "not a pytest-mlip evidence memory" in err and notes.read_text() == "my memory\n"
+    assert not (tmp_path / "o").exists()
+    out = tmp_path / "out"  # a folder detect wrote is reused by the next run
+    for _ in range(2):
+        assert detect("--mlip", TM_WALL, "--mlip-committee", CLEAN, "--suite", SUITE, "--output", str(out),
+                      "--tests-dir", "none", "--budget", "1", "--hypotheses", "1") == 0

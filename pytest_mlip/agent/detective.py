@@ -138,9 +138,15 @@ class Detective:
             why = entry.unavailable(entry.weights)
             if why:
                 raise MlipError(f"model {entry.name!r} is not usable here: {why}")
-        self.out.mkdir(parents=True, exist_ok=True)
-        run_id = new_run_id()
+        from .outputs import claim_output_folder
+
         memory = EvidenceMemory(self.memory_path)
+        foreign = memory.foreign()
+        if foreign:
+            raise MlipError(f"--memory {self.memory_path} {foreign}; it is left as it is: pass a new file or the "
+                            "memory.jsonl of an earlier detect run")
+        claim_output_folder(self.out)
+        run_id = new_run_id()
         for problem in memory.broken:
             self.log(f"warning: memory {self.memory_path}: {problem}")
         ledger = AgentLedger(self.out / "provenance.sqlite", run_id, self.target, self.committee, self.argv)

@@ -41,6 +41,28 @@ class EvidenceMemory:
         self._last_line: str | None = None
         self.broken: list[str] = []
 
+    def foreign(self) -> str | None:
+        """Why the file is not an evidence memory (None for a new, empty or memory file): its first line is not a
+        record (a held-out case: records were appended to a user's text file)."""
+        if not self.path.exists():
+            return None
+        if not self.path.is_file():
+            return "is not a regular file"
+        try:
+            with open(self.path, encoding="utf-8") as fh:
+                first = next((line for line in fh if line.strip()), None)
+        except (OSError, UnicodeDecodeError) as exc:
+            return f"cannot be read as an evidence memory ({exc})"
+        if first is None:
+            return None
+        try:
+            rec = json.loads(first)
+        except json.JSONDecodeError:
+            rec = None
+        if not isinstance(rec, dict) or not {"type", "prev"} <= set(rec):
+            return "is not a pytest-mlip evidence memory (its first line is not a memory record)"
+        return None
+
     # --- reading -----------------------------------------------------------------------------------------------
     def _load(self) -> list[dict]:
         if self._records is not None:

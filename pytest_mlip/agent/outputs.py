@@ -96,9 +96,31 @@ STORE_FILES = ("provenance.sqlite", "provenance.sqlite.gz")
 ESCALATION_WRITTEN_LATER = (ESCALATION_FILE, "report.md") + STORE_FILES
 
 
+#: marks an output folder pytest-mlip detect wrote: a rerun may replace its files there, never another folder's
+OUTPUT_MARKER = ".pytest-mlip-detect"
+
+
+def claim_output_folder(out: Path) -> None:
+    """``--output`` is a new or empty folder, or one detect wrote before (its marker); never a folder of the user's
+    (a held-out case: the user's report.md, run.json and detective.json were overwritten). Then it is marked."""
+    from ..errors import MlipError
+
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise MlipError(f"--output {out} is a file: name a folder for the detective's outputs")
+    if out.is_dir() and any(out.iterdir()) and not (out / OUTPUT_MARKER).is_file():
+        raise MlipError(f"--output {out} is a folder pytest-mlip detect did not write (not empty, no {OUTPUT_MARKER} "
+                        "file); its files are left as they are: name a new or empty folder")
+    out.mkdir(parents=True, exist_ok=True)
+    marker = out / OUTPUT_MARKER
+    if not marker.is_file():
+        marker.write_text("written by pytest-mlip detect: a later detect run with --output here replaces its files\n")
+
+
 def written_later(run_id: str, escalation_folders: list[str], memory: str) -> set[str]:
     """Paths (relative to the run's output folder) a run writes after sealing its manifest."""
-    out = {INDEX_FILE, "report.md", "run.json", f"runs/{run_id}.json", f"runs/{run_id}.md", memory, *STORE_FILES}
+    out = {INDEX_FILE, "report.md", "run.json", f"runs/{run_id}.json", f"runs/{run_id}.md", memory, *STORE_FILES,
+           OUTPUT_MARKER}
     out |= {f"{f}/{n}" for f in escalation_folders for n in ESCALATION_WRITTEN_LATER}
     return out
 
