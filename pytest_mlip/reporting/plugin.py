@@ -634,8 +634,9 @@ def pytest_sessionfinish(session, exitstatus):
         prov.flush()
         _finish_run(rep, prov)
         inc = rep.incomplete
-        if session.exitstatus == 0 and inc and (inc.get("fails_run") or (rep.gate is not None
-                                                                         and not rep.gate.complete)):
+        # 5 (no tests collected) too: an incomplete run is exit 1, whatever pytest would have said (a held-out case)
+        if session.exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED) and inc and (
+                inc.get("fails_run") or (rep.gate is not None and not rep.gate.complete)):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
     except MlipError as exc:
         rep.errors.append(str(exc))
