@@ -22,6 +22,7 @@ CLEAN = "tests.mutants:clean_morse"
         ("periodic-image-consistency", "NonExtensive"),
         ("stress-strain-consistency", "StressScaled"),
         ("determinism", "CallToCallNoise"),
+        ("determinism", "StressNoise"),
     ],
 )
 def test_contract_bites(contract, mutant):
@@ -60,3 +61,11 @@ def test_stress_strain_skips_without_periodic_cells():
 def test_unsupported_element_is_skipped_not_failed():
     v = run_contract("repulsive-wall-dimers", "emt", pairs=[("Si", "Si")])
     assert v.status == "skip" and "not supported" in v.reason
+
+
+def test_determinism_names_a_stress_that_changes_between_calls():
+    """Energy and forces repeat exactly; the stress does not: the violation is the stress's."""
+    v = run_contract("determinism", f"{M}:StressNoise")
+    worst = v.worst()
+    assert v.status == "fail" and worst.violations["stress"] > 1e-5
+    assert worst.violations["energy"] == 0.0 and worst.violations["forces"] == 0.0

@@ -442,13 +442,17 @@ class Evaluator:
                                         "natoms": len(work), "energy": None, "forces": None,
                                         "floor": floor, "message": f"a repeated call failed: {err}"})
             return
+        from ..laws.determinism.check import stress_change
+
         de = abs(again.energy - first.energy) / max(len(work), 1)
         df = float(np.abs(again.forces - first.forces).max()) if len(work) else 0.0
-        if de > floor["energy"] or df > floor["forces"]:
+        ds = stress_change(first, again)
+        if de > floor["energy"] or df > floor["forces"] or ds > floor.get("stress", np.inf):
             self.nondeterminism.append({"model": self.name, "structure": work.get_chemical_formula(),
-                                        "natoms": len(work), "energy": de, "forces": df, "floor": floor,
-                                        "message": f"energy changed by {de:.3g} eV/atom and forces by {df:.3g} eV/A "
-                                                   "between two identical calls"})
+                                        "natoms": len(work), "energy": de, "forces": df, "stress": ds,
+                                        "floor": floor,
+                                        "message": f"energy changed by {de:.3g} eV/atom, forces by {df:.3g} eV/A and "
+                                                   f"stress by {ds:.3g} eV/A^3 between two identical calls"})
 
     def _call(self, work) -> Evaluation:
         """One real model call: counted, timed, under the per-call deadline, its output validated."""

@@ -155,10 +155,13 @@ def differing_calls(store, run_id: str, floor: dict[str, float]) -> list[dict]:
                 df = float(np.abs(decode_payload(p0)["forces"] - decode_payload(p1)["forces"]).max())
             except (ValueError, KeyError):
                 df = 0.0 if a0.value["forces_sha256"] == a1.value["forces_sha256"] else float("inf")
-            if de > floor["energy"] or df > floor["forces"]:
-                out.append({**base, "natoms": n, "energy": de, "forces": df,
-                            "message": f"energy differs by {de:.3g} eV/atom and forces by {df:.3g} eV/A between "
-                                       "identical calls"})
+            s0, s1 = a0.value.get("stress"), a1.value.get("stress")
+            ds = float(np.abs(np.asarray(s0, dtype=float) - np.asarray(s1, dtype=float)).max()) \
+                if s0 is not None and s1 is not None and len(s0) == len(s1) else 0.0
+            if de > floor["energy"] or df > floor["forces"] or ds > floor.get("stress", np.inf):
+                out.append({**base, "natoms": n, "energy": de, "forces": df, "stress": ds,
+                            "message": f"energy differs by {de:.3g} eV/atom, forces by {df:.3g} eV/A and stress by "
+                                       f"{ds:.3g} eV/A^3 between identical calls"})
                 break
     return out
 

@@ -553,7 +553,8 @@ def determinism_names(found: list[dict]) -> list[str]:
     for f in found:
         k = (f["model"], f["structure"])
         score = (math.inf if f.get("energy") is None
-                 else max(f["energy"] / f["floor"]["energy"], f["forces"] / f["floor"]["forces"]))
+                 else max(f["energy"] / f["floor"]["energy"], f["forces"] / f["floor"]["forces"],
+                          (f.get("stress") or 0.0) / f["floor"].get("stress", math.inf)))
         if k not in worst or score > worst[k][0]:
             worst[k] = (score, f)
     out = []
@@ -561,9 +562,11 @@ def determinism_names(found: list[dict]) -> list[str]:
         if f.get("energy") is None:
             out.append(f"determinism[{f['model']}] on {f['structure']}: {f['message']}")
         else:
+            stress = (f", stress {f['stress']:.3g} eV/A^3" if f.get("stress") else "")
+            floor_s = (f", {f['floor']['stress']:g} eV/A^3" if "stress" in f["floor"] else "")
             out.append(f"determinism[{f['model']}] on {f['structure']}: energy {f['energy']:.3g} eV/atom, forces "
-                       f"{f['forces']:.3g} eV/A between identical calls (floor {f['floor']['energy']:g} eV/atom, "
-                       f"{f['floor']['forces']:g} eV/A)")
+                       f"{f['forces']:.3g} eV/A{stress} between identical calls (floor {f['floor']['energy']:g} "
+                       f"eV/atom, {f['floor']['forces']:g} eV/A{floor_s})")
     return out
 
 

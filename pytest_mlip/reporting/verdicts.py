@@ -120,8 +120,12 @@ def committee_spread(verdicts: list[dict]) -> dict[str, tuple[float, float]]:
     return out
 
 
-#: the laws a model's construction is said to guarantee, measured on every model by default (issue item 8)
-GUARANTEED = {"energy_force": "energy-force consistency", "jacobian_symmetry": "Jacobian symmetry"}
+def guaranteed_laws() -> dict[str, str]:
+    """check -> title of the laws a model's construction is said to guarantee (``guaranteed_for_conservative``),
+    measured on every model by default."""
+    from ..laws import CHECKS
+
+    return {name: c.title for name, c in CHECKS.items() if getattr(c, "guaranteed_for_conservative", False)}
 
 
 def unmeasured_guaranteed(verdicts: list[dict], target: str) -> str | None:
@@ -130,7 +134,7 @@ def unmeasured_guaranteed(verdicts: list[dict], target: str) -> str | None:
     model with zero forces passed a run of the user's own contracts, and nothing said these were not measured)."""
     mine = {v["check"] for v in verdicts if v["model"] == target and v.get("role", "target") == "target"
             and v["status"] != "skip"}
-    missing = [what for check, what in GUARANTEED.items() if check not in mine]
+    missing = [what for check, what in guaranteed_laws().items() if check not in mine]
     if not missing or not any(v["model"] == target for v in verdicts):
         return None
     return (f"NOT MEASURED on {target}: {' and '.join(missing)} (no such contract ran: the built-in suite was left out "

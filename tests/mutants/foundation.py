@@ -172,6 +172,18 @@ class StressScaled(AddedTerm):
 short_range_hole = ShortRangeHole
 
 
+class StressNoise(AddedTerm):
+    """Adds random stress (~1e-4 eV/A^3, 0.016 GPa) on every call of a periodic cell; energy and forces repeat
+    exactly (a held-out case: a random stress was blamed on the stress-strain and periodic-image laws)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.rng = np.random.default_rng()
+
+    def term(self, atoms):
+        return 0.0, np.zeros((len(atoms), 3)), self.rng.normal(0, 1e-4, 6) if periodic(atoms) else None
+
+
 class CallToCallNoise(AddedTerm):
     """Adds a random energy offset (~1e-3 eV/atom) and force noise (~1e-3 eV/A) on every call: dropout left on."""
 
