@@ -401,3 +401,32 @@ def test_a_model_thread_that_calls_os_exit_0_never_turns_a_result_into_exit_0(tm
                            env=env, capture_output=True, text=True, timeout=300)
     assert judge.returncode == 1, judge.stdout[-2000:] + judge.stderr[-2000:]
     assert "os._exit(0) was called by model code before the command finished" in judge.stderr
+
+
+def test_an_output_that_drifts_with_the_call_count_is_a_determinism_violation():
+    """Held-out case (round 7): energy += 2e-6 eV/atom per call passed the sampled repeats (two back-to-back calls
+    differ by one step) and the determinism contract. The first call, made again every 100 calls, shows the drift."""
+    from ase.build import molecule
+    from ase.calculators.emt import EMT
+
+    from pytest_mlip.evaluation import Evaluator
+    from pytest_mlip.evaluation.evaluator import DEFAULT_SAMPLE
+    from pytest_mlip.models.registry import load
+
+    class Drift(EMT):
+        calls = 0
+
+        def calculate(self, *a, **k):
+            super().calculate(*a, **k)
+            Drift.calls += 1
+            self.results["energy"] += 2e-6 * Drift.calls * len(self.atoms)
+
+    model = load("emt")
+    model.calc = Drift()
+    ev = Evaluator(model, sample=DEFAULT_SAMPLE)
+    base = molecule("CH3CH2OH")
+    for i in range(120):
+        a = base.copy()
+        a.positions[0, 0] += 1e-3 * (i + 1)
+        ev.evaluate(a)
+    assert any("made again" in f["message"] for f in ev.nondeterminism), ev.nondeterminism

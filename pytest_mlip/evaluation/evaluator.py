@@ -287,6 +287,10 @@ class RepeatSample:
     fraction: float = 0.02
     minimum: int = 3
     seed: str = "pytest-mlip determinism sample"
+    #: every this many real calls the evaluator's first call is made again and compared with its first output: state
+    #: carried between calls (an energy that drifts with the call count) shows over many calls, not between two
+    #: back-to-back ones (a held-out case passed a drift of 2e-6 eV/atom per call)
+    anchor_every: int = 100
 
     def wants(self, key: str, repeated_so_far: int) -> bool:
         if repeated_so_far < self.minimum:
@@ -350,6 +354,8 @@ class Evaluator:
     nondeterminism: list = field(default_factory=list)
     #: has the first real call's output been repeated? (it always is, besides the seeded sample)
     first_repeated: bool = False
+    #: (configuration, output) of the first real call, made again every ``sample.anchor_every`` calls
+    anchor: tuple | None = None
     #: every model failure raised to a caller (cached ones again when asked again): a caller that turns one into a
     #: verdict marks it ``reported``; the pytest plugin lists an item's unreported ones as incomplete (a test that
     #: catches the error and passes must not hide garbage)
@@ -392,6 +398,11 @@ class Evaluator:
         if self.sample is not None and (not self.first_repeated or self.sample.wants(key, self.stats.repeats)):
             self.first_repeated = True  # the model's first real output is always repeated (a warm-up glitch)
             self._repeat_sampled(work, result)
+        if self.sample is not None:
+            if self.anchor is None:
+                self.anchor = (work, result)
+            elif self.stats.calls % self.sample.anchor_every == 0:
+                self._repeat_sampled(*self.anchor, later=self.stats.calls)
         self.cache[key] = result
         if self.recorder is not None:
             self.recorder(self.model, key, result, work)
@@ -428,9 +439,10 @@ class Evaluator:
             return
         self._repeat_sampled(atoms, first)
 
-    def _repeat_sampled(self, work, first: Evaluation):
+    def _repeat_sampled(self, work, first: Evaluation, later: int | None = None):
         """Call the model again on ``work`` and record a determinism violation when the outputs differ beyond the
-        floor (a second call that fails where the first succeeded differs too)."""
+        floor (a second call that fails where the first succeeded differs too); ``later``: the first call, repeated
+        after that many calls."""
         floor = self.sample.floor()
         self.stats.repeats += 1
         self.stats.calls -= 1  # the repeat is the sample's cost, counted apart
@@ -452,7 +464,9 @@ class Evaluator:
                                         "natoms": len(work), "energy": de, "forces": df, "stress": ds,
                                         "floor": floor,
                                         "message": f"energy changed by {de:.3g} eV/atom, forces by {df:.3g} eV/A and "
-                                                   f"stress by {ds:.3g} eV/A^3 between two identical calls"})
+                                                   f"stress by {ds:.3g} eV/A^3 between two identical calls"
+                                                   + (f" (the first call, made again {later} calls later)"
+                                                      if later else "")})
 
     def _call(self, work) -> Evaluation:
         """One real model call: counted, timed, under the per-call deadline, its output validated."""

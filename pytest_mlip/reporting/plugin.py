@@ -532,7 +532,8 @@ class _Collector:
                    else "not checked: no call could be repeated (every call failed, or none was made)")
         # a repeat may land on a call the run made once and a cache answered later: repeats can exceed calls
         return (f"determinism (sampled): {repeats} repeat(s) over {calls} model call(s) ({sample.fraction:.0%} seeded "
-                f"sample, at least {sample.minimum} per model and process or every call when fewer; +{repeats} call(s)): "
+                f"sample, at least {sample.minimum} per model and process or every call when fewer, and the first call "
+                f"again every {sample.anchor_every} calls; +{repeats} call(s)): "
                 f"{verdict}")
 
 
