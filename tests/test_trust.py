@@ -1878,3 +1878,21 @@ def test_a_run_that_collected_nothing_is_exit_1_not_5(run, pytester):
     contracts(pytester, **{"contracts/mlip-gap.toml": SMALL.format(name="gap")})
     res = run("--mlip-no-builtin")
     assert res.ret == 1 and "nothing was checked" in res.stdout.str()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "empty cif"])
+def test_a_structure_file_that_is_no_structure_is_named_so(run, pytester, kind):
+    """Held-out cases (round 7): a named pipe as a structure file was reported as missing; a CIF holding no
+    structure got the impossible advice "use index = 0 to -1"."""
+    import os
+
+    name = "s.xyz" if kind == "fifo" else "s.cif"
+    (pytester.path / "contracts").mkdir()
+    if kind == "fifo":
+        os.mkfifo(pytester.path / "contracts" / name)
+    else:
+        (pytester.path / "contracts" / name).write_text("data_nothing\n_cell_length_a 3.0\n")
+    (pytester.path / "contracts" / "mlip_x.toml").write_text(SMALL.format(name="x").replace(
+        '{ kind = "molecule", name = "NH3" }', f'{{ kind = "file", path = "{name}" }}'))
+    msg = one_line_usage_error(run("--mlip-no-builtin"), name)
+    assert "does not exist" not in msg and "0 to -1" not in msg, msg

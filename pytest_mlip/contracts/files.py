@@ -203,6 +203,9 @@ def _check_structures(path: Path, text: str | None, i: int, settings, root: Path
             if target.is_dir():
                 raise ContractFileError(f"{where}: structure file {spec.path!r} is a folder ({target}); name a "
                                         "structure file in it (paths are relative to the contract file)")
+            if target.exists() and not target.is_file():  # a named pipe, a device: never read (a held-out case)
+                raise ContractFileError(f"{where}: structure file {spec.path!r} is not a regular file (a pipe or a "
+                                        "device); name a structure file")
             if not target.is_file():
                 raise ContractFileError(f"{where}: structure file {spec.path!r} does not exist (looked for "
                                         f"{target}); paths are relative to the contract file")
@@ -212,6 +215,9 @@ def _check_structures(path: Path, text: str | None, i: int, settings, root: Path
         except Exception as exc:  # noqa: BLE001 - an unreadable file or an impossible build is the file's fault
             if isinstance(exc, (StopIteration, IndexError)) and getattr(spec, "kind", "") == "file":
                 frames = _frames(spec.path, upto=None)
+                if frames == 0:  # nothing ASE reads as a structure (a held-out case was told "use index = 0 to -1")
+                    raise ContractFileError(f"{where}: structure file {Path(spec.path).name} holds no structure ASE "
+                                            "can read; check its content and format") from None
                 raise ContractFileError(f"{where}: index = {getattr(spec, 'index', '?')} is past the last frame of "
                                         f"{Path(spec.path).name}, which holds {frames} frame(s); use index = 0 to "
                                         f"{frames - 1}") from None
