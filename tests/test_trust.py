@@ -1896,3 +1896,12 @@ def test_a_structure_file_that_is_no_structure_is_named_so(run, pytester, kind):
         '{ kind = "molecule", name = "NH3" }', f'{{ kind = "file", path = "{name}" }}'))
     msg = one_line_usage_error(run("--mlip-no-builtin"), name)
     assert "does not exist" not in msg and "0 to -1" not in msg, msg
+
+
+def test_a_stop_by_stepwise_is_not_called_ctrl_c(run, pytester):
+    """Held-out case (round 7): --sw stopping at the first failure was reported as 'interrupted (Ctrl-C)'."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x") + "\n" + SMALL.format(name="y")})
+    res = pytester.runpytest_inprocess("--mlip=tests.mutants.foundation:AbsolutePosition", "--mlip-committee=none",
+                                       "--mlip-no-builtin", "--sw")  # stepwise needs pytest's cache
+    out = res.stdout.str()
+    assert res.ret != 0 and "interrupted (Ctrl-C)" not in out and "stopped by pytest" in out, out[-1500:]

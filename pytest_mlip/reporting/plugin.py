@@ -434,7 +434,10 @@ class _Collector:
 
     def pytest_keyboard_interrupt(self, excinfo):
         if self.interrupted is None:  # SIGTERM arrives as a KeyboardInterrupt too: its handler names the signal
-            self.interrupted = self.config.stash.get(_STOPPED, None) or "interrupted (Ctrl-C)"
+            stopped = self.config.stash.get(_STOPPED, None)
+            if stopped is None and type(excinfo.value).__name__ == "Interrupted":  # pytest stopped it (--sw, -x)
+                stopped = f"stopped by pytest ({str(excinfo.value).strip()[:120] or 'shouldstop'})"
+            self.interrupted = stopped or "interrupted (Ctrl-C)"
 
     def incomplete(self, state, verdicts: list[dict]) -> dict:
         """The top-level ``incomplete`` block of report.json: what did not finish, with names and a count."""
