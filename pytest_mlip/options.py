@@ -61,6 +61,12 @@ def refuse_in_addopts(config):
                                     "from addopts and pass it on the command line of the one run that needs it")
 
 
+def from_override(config, name: str) -> bool:
+    """Is the ini value ``name`` given with ``-o name=...`` on the command line (one run), not in the ini file?"""
+    overrides = [str(o) for o in (getattr(config.option, "override_ini", None) or [])]
+    return any(o.split("=", 1)[0].strip() == name for o in overrides)
+
+
 def _given_on_command_line(config, opt) -> bool:
     args = [str(a) for a in config.invocation_params.args]
     return any(a == n or a.startswith(n + "=") for a in args for n in opt.names())
@@ -100,7 +106,7 @@ def pytest_configure(config):
         attrs = opt.attrs()
         if is_flag(opt):
             value = _flag(raw, opt)
-            if value and opt.dest in COMMAND_LINE_ONLY:
+            if value and opt.dest in COMMAND_LINE_ONLY and not from_override(config, ini_name(opt)):
                 raise pytest.UsageError(f"ini option {ini_name(opt)} = true in {config.inipath}: "
                                         f"{COMMAND_LINE_ONLY[opt.dest]}; remove the line and pass {opt.names()[0]} "
                                         "on the command line of the one run that needs it")

@@ -110,11 +110,14 @@ def _target(config) -> str | None:
 
 
 def pytest_cmdline_main(config):
-    from .options import COMMAND_LINE_ONLY, refuse_in_addopts
+    from .options import COMMAND_LINE_ONLY, from_override, refuse_in_addopts
 
     refuse_in_addopts(config)
     listing = config.getini("mlip_list")  # read here, before the options module fills flags from the ini file
-    if listing not in (None, False, "", "false", "no", "off", "0") and not config.getoption("mlip_list"):
+    if from_override(config, "mlip_list"):  # -o mlip_list=true: on the command line, for this run
+        listing = None if str(listing).lower() in ("false", "no", "off", "0") else True
+        config.option.mlip_list = bool(listing)
+    elif listing not in (None, False, "", "false", "no", "off", "0") and not config.getoption("mlip_list"):
         raise pytest.UsageError(f"ini option mlip_list = {str(listing).lower()} in {config.inipath}: "
                                 f"{COMMAND_LINE_ONLY['mlip_list']}; remove the line and pass --mlip-list on the "
                                 "command line of the one run that needs it")

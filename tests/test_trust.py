@@ -1905,3 +1905,11 @@ def test_a_stop_by_stepwise_is_not_called_ctrl_c(run, pytester):
                                        "--mlip-no-builtin", "--sw")  # stepwise needs pytest's cache
     out = res.stdout.str()
     assert res.ret != 0 and "interrupted (Ctrl-C)" not in out and "stopped by pytest" in out, out[-1500:]
+
+
+def test_a_command_line_only_flag_given_with_dash_o_is_the_command_line(run, pytester):
+    """Held-out case (round 7): ``-o mlip_update_baseline=true`` (this run only) was refused with advice to remove a
+    line from an ini file that had none. -o is the command line: it records the baseline."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    res = run("--mlip-no-builtin", "-o", "mlip_update_baseline=true", "--mlip-baseline=b.json")
+    assert res.ret == 0 and (pytester.path / "b.json").is_file(), res.stdout.str()[-1500:] + res.stderr.str()
