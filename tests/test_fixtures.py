@@ -160,3 +160,15 @@ def test_a_test_that_never_calls_the_model_does_not_pass_the_gate(pytester, monk
                                           "no:cacheprovider")
     assert result.ret == 1, result.stdout.str()
     result.stdout.fnmatch_lines(["*nothing was checked on emt*none called the model*"])
+    # a test whose model output comes from the cache did ask the model (the full suite's order gave one)
+    pytester.makepyfile(test_u="""
+        from ase.build import bulk
+
+        def test_asks(mlip_model):
+            a = bulk("Cu"); a.calc = mlip_model.calc
+            assert a.get_potential_energy() == a.get_potential_energy()
+    """)
+    for _ in range(2):  # the second run's evaluator may answer from the process's cache
+        result = pytester.runpytest_inprocess("--mlip=emt", "--mlip-committee=none", "test_u.py", "-p",
+                                              "no:cacheprovider")
+        assert result.ret == 0, result.stdout.str()

@@ -200,11 +200,11 @@ def pytest_runtest_call(item):
         _record_item(item, prov, evaluator)
 
 
-def _sample_state(evaluator) -> tuple[int, int, int, int, int, int]:
+def _sample_state(evaluator) -> tuple[int, int, int, int, int, int, int]:
     if evaluator is None:
-        return 0, 0, 0, 0, 0, 0
+        return 0, 0, 0, 0, 0, 0, 0
     return (evaluator.stats.calls, evaluator.stats.repeats, len(evaluator.nondeterminism),
-            len(getattr(evaluator, "raised", ())), evaluator.stats.multi, evaluator.stats.flat)
+            len(getattr(evaluator, "raised", ())), evaluator.stats.multi, evaluator.stats.flat, evaluator.stats.hits)
 
 
 def _record_sample(item, evaluator, before):
@@ -213,13 +213,14 @@ def _record_sample(item, evaluator, before):
     that caught the evaluator's error)."""
     if evaluator is None or evaluator.sample is None:
         return
-    calls, repeats, found, raised, multi, flat = _sample_state(evaluator)
+    calls, repeats, found, raised, multi, flat, hits = _sample_state(evaluator)
     unreported = list(dict.fromkeys(str(e) for e in evaluator.raised[before[3]:raised] if not e.reported))
     from ..models.probe import take_probe_failures
 
     unreported += [f"element probe of {evaluator.name}: {m}" for m in take_probe_failures(item.mlip_spec)]
     item.user_properties.append(("mlip_sample", json.dumps({
         "model": evaluator.name, "calls": calls - before[0], "repeats": repeats - before[1],
+        "asked": calls - before[0] + hits - before[6],  # real calls and cache hits: the item asked the model
         "violations": evaluator.nondeterminism[before[2]:found], "unreported": unreported,
         # calls on two atoms or more, and those with every force exactly zero (with their energies per atom)
         "multi": multi - before[4], "flat": flat - before[5],

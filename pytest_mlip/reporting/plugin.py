@@ -350,6 +350,8 @@ class _Collector:
         self.dead_workers: list[str] = []
         #: the sampled determinism check: model -> [calls, repeats]; violations found
         self.sampled: dict[str, list[int]] = {}
+        #: model -> outputs the items asked of it (real calls and cache hits)
+        self.asked: dict[str, int] = {}
         self.nondeterminism: list[dict] = []
         #: item name -> the first model failure it saw that no verdict reported (a test caught the error)
         self.unreported: dict[str, str] = {}
@@ -379,6 +381,7 @@ class _Collector:
                 counts = self.sampled.setdefault(data["model"], [0, 0])
                 counts[0] += data["calls"]
                 counts[1] += data["repeats"]
+                self.asked[data["model"]] = self.asked.get(data["model"], 0) + data.get("asked", data["calls"])
                 inert = self.inert.setdefault(data["model"], [0, 0, set()])
                 inert[0] += data.get("multi", 0)
                 inert[1] += data.get("flat", 0)
@@ -508,7 +511,7 @@ class _Collector:
     def never_called(self, target: str, verdicts: list[dict]) -> list[str]:
         """One line when tests ran but none gave a verdict on the target or called it (a held-out case: a test
         taking the ``mlip_model`` fixture and asserting True passed a model whose every energy is NaN)."""
-        if verdicts or not self.ran or self.crashed or self.sampled.get(target, [0, 0])[0]:
+        if verdicts or not self.ran or self.crashed or self.asked.get(target, 0):
             return []
         return [f"nothing was checked on {target}: {len(self.ran)} test(s) ran, none gave a contract verdict and "
                 "none called the model"]

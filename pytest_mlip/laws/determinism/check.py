@@ -28,8 +28,9 @@ class Determinism(Check):
     name = "determinism"
     title = "Determinism (repeatable outputs)"
     not_replayable = "its law measures fresh model calls"
-    statement = ("Evaluating the same configuration again returns the same energy, forces and (periodic cells) "
-                 "stress, up to the model's floating-point noise.")
+    # the statement is part of every report (committed ones too): the stress, checked since, is in the procedure
+    statement = ("Evaluating the same configuration again returns the same energy and forces, up to the model's "
+                 "floating-point noise.")
     rationale = ("Every other verdict compares outputs of different calls: a model whose outputs change from call "
                  "to call (dropout left on, an uninitialised buffer, a random seed per call, state carried between "
                  "calls) shows up as symmetry or smoothness failures blamed on the wrong law. This check names the "
