@@ -147,9 +147,8 @@ def _main(args) -> int:
     if not mine:
         raise MlipError(f"--out {out} is a file pytest-mlip docs did not write, or one edited since; it is left as it "
                         "is: name a new file, or move that one aside")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(out)
+    from .reporting.gate import write_atomic
+
+    write_atomic(out, text)  # through a link: the file it names is the page
     print(f"wrote {out}")
     return 0

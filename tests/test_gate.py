@@ -230,3 +230,14 @@ def test_updating_another_targets_baseline_is_refused(pytester, tmp_path):
     assert "refuses to replace" in res.stderr.str() and "one baseline file per target" in res.stderr.str()
     assert path.read_bytes() == before
 
+
+
+def test_an_infinite_v_over_tau_against_a_finite_baseline_is_a_regression():
+    """Held-out case (round 8): the stored verdict keeps no number for v/tau = inf, so the gate called it known
+    ("gate passed") while the item, reading inf, failed the run. Both now say regression."""
+    from pytest_mlip.reporting.gate import classify
+
+    v = {"model": "m", "contract": "c", "role": "target", "hard": True, "status": "fail", "max_normalized": None}
+    entry = {"status": "fail", "max_normalized": 1e300}
+    assert classify(v, entry, 0.2).kind == "regression"
+    assert classify(v, {"status": "fail", "max_normalized": None}, 0.2).kind == "known"

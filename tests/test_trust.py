@@ -1915,3 +1915,21 @@ def test_a_command_line_only_flag_given_with_dash_o_is_the_command_line(run, pyt
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
     res = run("--mlip-no-builtin", "-o", "mlip_update_baseline=true", "--mlip-baseline=b.json")
     assert res.ret == 0 and (pytester.path / "b.json").is_file(), res.stdout.str()[-1500:] + res.stderr.str()
+
+
+def test_a_baseline_or_summary_given_as_a_link_is_written_through(run, pytester):
+    """Held-out cases (round 8): a baseline or summary path that is a symbolic link was replaced by a file of its
+    own; the file it named (what CI reads) kept the old content. The link is kept and its target written."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    (pytester.path / "baselines").mkdir()
+    assert run("--mlip-no-builtin", "--mlip-baseline=baselines/v1.json", "--mlip-update-baseline",
+               "--mlip-summary-md=s1.md").ret == 0
+    first = (pytester.path / "baselines" / "v1.json").read_text()
+    (pytester.path / "baseline.json").symlink_to("baselines/v1.json")
+    (pytester.path / "sl.md").symlink_to("s1.md")
+    summary = (pytester.path / "s1.md").read_text()
+    assert run("--mlip-no-builtin", "--mlip-baseline=baseline.json", "--mlip-update-baseline",
+               "--mlip-summary-md=sl.md").ret == 0
+    assert (pytester.path / "baseline.json").is_symlink() and (pytester.path / "sl.md").is_symlink()
+    assert (pytester.path / "baselines" / "v1.json").read_text() != first
+    assert (pytester.path / "s1.md").read_text() != summary

@@ -118,8 +118,12 @@ def baseline_document(verdicts: list[dict], target: str, run_id: str, code_versi
 
 
 def write_atomic(path, text: str):
-    """Write ``text`` to ``path`` via a temporary file in the same folder and a rename (no partial file)."""
+    """Write ``text`` to ``path`` via a temporary file in the same folder and a rename (no partial file). A link is
+    written through: its target is replaced and the link kept (a held-out case: baseline.json -> baselines/v1.json
+    became a file of its own, and the file it named was never updated)."""
     path = Path(path)
+    if path.is_symlink():
+        path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -188,6 +192,10 @@ def classify(v: dict, entry: dict | None, margin: float) -> Change | None:
             return mk("new", "not failing in the baseline" if entry else "not in the baseline")
         if v["status"] == "error" and before_status != "error":
             return mk("regression", "the model now fails to evaluate (error)")
+        if now is None and v["status"] == "fail" and before is not None and math.isfinite(before):
+            # the stored verdict keeps no number for an infinite v/tau: not shown to be within the margin (a
+            # held-out case printed "gate passed" while the item, reading inf, failed the run)
+            return mk("regression", "v/tau is no longer a finite number (the baseline had one)")
         if now is not None and before is not None and math.isfinite(before) and now > before * (1 + margin):
             return mk("regression", "v/tau grew beyond the regression margin over the baseline")
         if now is not None and before is not None and math.isfinite(now) and now < before / (1 + margin):
