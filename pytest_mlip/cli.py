@@ -12,6 +12,7 @@ import importlib
 import sys
 
 from .errors import MlipError
+from .exitguard import guard_os_exit
 from .numbers import OneLineParser
 
 #: modules providing subcommands; a missing module (not yet installed extra) is skipped
@@ -46,7 +47,8 @@ def main(argv=None) -> int:
         parser.print_help()
         return 2
     final: list = [None]
-    restore = guard_os_exit(final)
+    restore = guard_os_exit(lambda: final[0], "pytest-mlip: os._exit(0) was called by model code before the command "
+                            "finished (a thread of the model?): no result was reached; exit 1")
     try:
         final[0] = int(args.func(args) or 0)
     except MlipError as exc:
@@ -55,38 +57,6 @@ def main(argv=None) -> int:
     finally:
         restore()
     return final[0] if final[0] is not None else 1
-
-
-def guard_os_exit(final: list):
-    """``os._exit(0)`` from model code (a thread the model starts) while a command re-runs or probes it ended the
-    judge with status 0 and no output, which a CI reads as approved (a held-out case). Until the command has its
-    result, status 0 becomes 1 with one line; after it, the command's own status. Returns the undo, which keeps the
-    guard while a thread other than the main one is still alive (it may call os._exit as the process ends)."""
-    import os
-    import threading
-
-    real = os._exit
-
-    def guarded(status=0):
-        if status == 0:
-            if final[0] is None:
-                try:
-                    print("pytest-mlip: os._exit(0) was called by model code before the command finished (a thread of "
-                          "the model?): no result was reached; exit 1", file=sys.stderr, flush=True)
-                except Exception:  # noqa: BLE001 - the status still says it
-                    pass
-                real(1)
-            real(final[0])
-        real(status)
-
-    os._exit = guarded
-
-    def restore():
-        alive = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
-        if os._exit is guarded and not alive:
-            os._exit = real
-
-    return restore
 
 
 if __name__ == "__main__":

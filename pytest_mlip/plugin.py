@@ -288,52 +288,31 @@ def _check_empty_values(config):
 
 def guard_process_exit(config):
     """``os._exit(0)`` from model code outside a model call (a module that exits as it is imported, a thread the model
-    starts) ended the process with status 0 and nothing run: the gate passed (held-out cases). Until the run's
-    cleanup, status 0 from ``os._exit`` becomes 1 with one line saying the run did not finish."""
-    import sys
+    starts) ended the process with status 0 and nothing run: the gate passed (held-out cases). Until the run has its
+    status, status 0 from ``os._exit`` becomes 1 with one line saying the run did not finish (see
+    :mod:`pytest_mlip.exitguard`); an xdist worker also notes it for the controller."""
+    from .exitguard import guard_os_exit
 
-    real = os._exit
+    def before():
+        try:
+            capman = config.pluginmanager.getplugin("capturemanager")
+            if capman is not None:  # the line must reach the terminal, not a capture file
+                capman.suspend_global_capture(in_=False)
+        except Exception:  # noqa: BLE001 - the note below still goes
+            pass
+        log = process_exit_log(config)
+        if log is not None:  # an xdist worker: its exit status reaches no one, the controller reads this
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write(f"{config.workerinput.get('workerid', 'worker')}: os._exit(0) called by model "
+                         "code (an import or a thread of the model?); the process ended there\n")
 
-    def guarded(status=0):
-        if status == 0:
-            try:
-                capman = config.pluginmanager.getplugin("capturemanager")
-                if capman is not None:  # the line must reach the terminal, not a capture file
-                    capman.suspend_global_capture(in_=False)
-            except Exception:  # noqa: BLE001
-                pass
-            try:
-                print("pytest-mlip: os._exit(0) was called before the run finished (by model code: an import or a "
-                      "thread of the model?): nothing after it ran; exit 1", file=sys.stderr, flush=True)
-            except Exception:  # noqa: BLE001 - stderr may be gone; the exit status still says it
-                pass
-            log = process_exit_log(config)
-            if log is not None:  # an xdist worker: its exit status reaches no one, the controller reads this
-                try:
-                    log.parent.mkdir(parents=True, exist_ok=True)
-                    with open(log, "a", encoding="utf-8") as fh:
-                        fh.write(f"{config.workerinput.get('workerid', 'worker')}: os._exit(0) called by model "
-                                 "code (an import or a thread of the model?); the process ended there\n")
-                except Exception:  # noqa: BLE001
-                    pass
-            real(1)
-        real(status)
-
-    os._exit = guarded
-
-    def restore():
-        import threading
-
-        if os._exit is not guarded:
-            return
-        alive = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
-        final = config.stash.get(FINAL_STATUS, None)
-        if alive and final:  # a model thread outlives the run: its os._exit(0) at exit must not turn a failed run to 0
-            os._exit = lambda status=0: real(int(final) if status == 0 else status)
-        else:
-            os._exit = real
-
-    config.add_cleanup(restore)
+    config.add_cleanup(guard_os_exit(
+        # a worker's own status reaches no one: every os._exit(0) there leaves its note for the controller
+        (lambda: None) if getattr(config, "workerinput", None) is not None else
+        (lambda: config.stash.get(FINAL_STATUS, None)), before=before,
+        message="pytest-mlip: os._exit(0) was called before the run finished (by model code: an import or a thread "
+                "of the model?): nothing after it ran; exit 1"))
 
 
 #: the run's exit status once pytest-mlip's session finisher has set it (read by the os._exit guard's undo)
