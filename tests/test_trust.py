@@ -1174,8 +1174,39 @@ def test_first_real_call_is_always_in_the_determinism_sample():
 
     ev = Evaluator(_FakeModel(offsets=[0.5]), sample=RepeatSample(fraction=0.0, minimum=0))
     ev.evaluate(molecule("H2O"))
-    ev.evaluate(molecule("NH3"))
+    bent = molecule("H2O")
+    bent.positions[0] += 0.05
+    ev.evaluate(bent)  # the same kind of system: not repeated by a sample that draws nothing
     assert ev.stats.repeats == 1 and len(ev.nondeterminism) == 1 and "H2O" in ev.nondeterminism[0]["structure"]
+
+
+class _SlabNoise(_FakeModel):
+    """Noise on slab calls only (periodic in two directions): every other call is off by 1 meV/atom."""
+
+    def compute(self, work, props):
+        out = super().compute(work, props)
+        if list(work.pbc) == [True, True, False]:
+            out["energy"] += 1e-3 * len(work) * (self.n % 2)
+        return out
+
+
+def test_the_first_call_of_each_kind_of_system_is_repeated():
+    """Held-out case (round 7): noise confined to slab calls passed the 2% sample when the determinism contract was
+    deselected. The first call of each kind of system (periodicity and elements) is repeated whatever the sample
+    draws: the slab's noise is found; a second slab of the same kind is not repeated again."""
+    from ase.build import bulk, fcc111, molecule
+
+    from pytest_mlip.evaluation.evaluator import Evaluator, RepeatSample
+
+    ev = Evaluator(_SlabNoise(), sample=RepeatSample(fraction=0.0, minimum=0))
+    for atoms in (molecule("H2O"), bulk("Cu", cubic=True), bulk("Cu", cubic=True) * (2, 1, 1)):
+        ev.evaluate(atoms)
+    assert ev.stats.repeats == 2 and not ev.nondeterminism  # H2O, bulk Cu; the bigger bulk Cu is the same kind
+    ev.evaluate(fcc111("Cu", size=(2, 2, 3), vacuum=6.0))
+    assert ev.stats.repeats == 3 and len(ev.nondeterminism) == 1, ev.nondeterminism
+    assert "Cu12" in ev.nondeterminism[0]["structure"]
+    ev.evaluate(fcc111("Cu", size=(2, 2, 4), vacuum=6.0))
+    assert ev.stats.repeats == 3
 
 
 class _AlarmedModel(_FakeModel):
