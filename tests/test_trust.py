@@ -1629,19 +1629,29 @@ def test_weights_for_an_analytic_model_are_a_usage_error(run, pytester):
 TWO_WALLS = '[[contract]]\nname = "{name}"\ncheck = "repulsive_wall"\npairs = [["H", "H"], ["Cu", "Cu"]]\n'
 
 
-@pytest.mark.parametrize("module, contract", [("inert", TWO_WALLS.format(name="wall")),
-                                              ("inert_small", SMALL.format(name="x"))])
-def test_a_model_with_no_interaction_fails_the_run(run, pytester, module, contract):
+TWO_MOLECULES = ('[[contract]]\nname = "{name}"\ncheck = "zero_net_force"\n'
+                 'structures = [ {{ kind = "molecule", name = "NH3" }}, {{ kind = "molecule", name = "H2O" }} ]\n')
+
+
+@pytest.mark.parametrize("module, contract, declared", [("inert", TWO_WALLS.format(name="wall"), False),
+                                                        ("inert_small", SMALL.format(name="x"), False),
+                                                        ("inert_declared", TWO_MOLECULES.format(name="x"), True)])
+def test_a_model_with_no_interaction_fails_the_run(run, pytester, module, contract, declared):
     """A held-out case: E = -1 eV per atom and F = 0 everywhere passed the repulsive walls (a flat curve never
     falls); every call with zero forces and one energy per atom is named MODEL BROKEN, and the run fails. A later
-    one: a contract of two calls passed, the element probe's 94 flat dimers uncounted; they count now."""
+    one: a contract of two calls passed, the element probe's 94 flat dimers uncounted; they count now. Round 7: a
+    factory that declares its elements (no probe) in a run of fewer than 10 calls passed; two isolated molecules
+    with forces exactly zero and one energy per atom are enough (a crystal's forces vanish by symmetry, a
+    molecule's only at an exact equilibrium)."""
     pytester.makepyfile(**{module: "import numpy as np\nfrom ase.calculators.calculator import Calculator, all_changes\n\n\n"
                               "class Inert(Calculator):\n    implemented_properties = ['energy', 'forces']\n\n"
                               "    def calculate(self, atoms=None, properties=('energy',), system_changes=all_changes):\n"
                               "        super().calculate(atoms, properties, system_changes)\n"
                               "        n = len(self.atoms)\n"
                               "        self.results = {'energy': -1.0 * n, 'forces': np.zeros((n, 3))}\n\n\n"
-                              "def factory():\n    return Inert()\n"})
+                              "def factory():\n    c = Inert()\n"
+                              + ("    c.mlip_metadata = {'elements': ('H', 'N', 'O')}\n" if declared else "")
+                              + "    return c\n"})
     contracts(pytester, **{"contracts/mlip_x.toml": contract})
     res = run("--mlip-no-builtin", "--mlip-report=rep", model=f"{module}:factory")
     assert res.ret == 1, res.stdout.str()[-2000:]

@@ -266,6 +266,9 @@ class CallStats:
     repeats: int = 0  # extra calls of the sampled determinism check (not counted in ``calls``)
     multi: int = 0  # calls on structures of two atoms or more
     flat: int = 0  # of those, calls whose forces were all exactly zero
+    #: of those, calls on isolated structures (no periodic direction): a clean model's forces vanish there only at an
+    #: exact equilibrium, never by a crystal's symmetry
+    flat_isolated: int = 0
     #: the energies per atom (rounded to 1e-9 eV) of the flat calls: one value over every call is no interaction
     flat_energies: set = field(default_factory=set)
 
@@ -433,6 +436,7 @@ class Evaluator:
             self.model.probe_counts = None
             self.stats.multi += counts[0]
             self.stats.flat += counts[1]
+            self.stats.flat_isolated += counts[3] if len(counts) > 3 else 0
             for e in counts[2]:
                 if len(self.stats.flat_energies) < 2:
                     self.stats.flat_energies.add(e)
@@ -496,6 +500,7 @@ class Evaluator:
                 self.stats.multi += 1
                 if not result.forces.any():
                     self.stats.flat += 1
+                    self.stats.flat_isolated += not work.pbc.any()
                     if len(self.stats.flat_energies) < 2:  # one value or more than one: all the check needs
                         self.stats.flat_energies.add(round(result.energy / len(work), 9))
             return result

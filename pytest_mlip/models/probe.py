@@ -74,10 +74,11 @@ def probe_elements(calc, max_z: int = 94, first: list | None = None, name: str =
             out = validate_output(name, atoms, dict(calc.results), want_stress=False)
             if counts is not None:
                 if not counts:
-                    counts += [0, 0, set()]
+                    counts += [0, 0, set(), 0]
                 counts[0] += 1
                 if not out.forces.any():
                     counts[1] += 1
+                    counts[3] += not atoms.pbc.any()  # the probe's dimers are isolated
                     if len(counts[2]) < 2:
                         counts[2].add(round(out.energy / len(atoms), 9))
         except ModelTimeoutError as exc:

@@ -200,11 +200,12 @@ def pytest_runtest_call(item):
         _record_item(item, prov, evaluator)
 
 
-def _sample_state(evaluator) -> tuple[int, int, int, int, int, int, int]:
+def _sample_state(evaluator) -> tuple[int, int, int, int, int, int, int, int]:
     if evaluator is None:
-        return 0, 0, 0, 0, 0, 0, 0
+        return 0, 0, 0, 0, 0, 0, 0, 0
     return (evaluator.stats.calls, evaluator.stats.repeats, len(evaluator.nondeterminism),
-            len(getattr(evaluator, "raised", ())), evaluator.stats.multi, evaluator.stats.flat, evaluator.stats.hits)
+            len(getattr(evaluator, "raised", ())), evaluator.stats.multi, evaluator.stats.flat, evaluator.stats.hits,
+            evaluator.stats.flat_isolated)
 
 
 def _record_sample(item, evaluator, before):
@@ -213,7 +214,7 @@ def _record_sample(item, evaluator, before):
     that caught the evaluator's error)."""
     if evaluator is None or evaluator.sample is None:
         return
-    calls, repeats, found, raised, multi, flat, hits = _sample_state(evaluator)
+    calls, repeats, found, raised, multi, flat, hits, isolated = _sample_state(evaluator)
     unreported = list(dict.fromkeys(str(e) for e in evaluator.raised[before[3]:raised] if not e.reported))
     from ..models.probe import take_probe_failures
 
@@ -223,7 +224,7 @@ def _record_sample(item, evaluator, before):
         "asked": calls - before[0] + hits - before[6],  # real calls and cache hits: the item asked the model
         "violations": evaluator.nondeterminism[before[2]:found], "unreported": unreported,
         # calls on two atoms or more, and those with every force exactly zero (with their energies per atom)
-        "multi": multi - before[4], "flat": flat - before[5],
+        "multi": multi - before[4], "flat": flat - before[5], "flat_isolated": isolated - before[7],
         "flat_energies": sorted(evaluator.stats.flat_energies)}, default=float)))
 
 
