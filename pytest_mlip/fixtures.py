@@ -217,6 +217,8 @@ def mlip_check(request, mlip_model):
             else:
                 state.names[settings.name] = owner
         if refused is not None:  # outside the except block: one line, no chained traceback
+            # the user's mistake, found only as the test ran: the run ends with pytest's usage-error status (4)
+            node.user_properties.append(("mlip_usage_error", refused))
             pytest.fail(refused, pytrace=False)
         verdict = run_check(node, settings, mlip_model.evaluator, mlip_model.role)
         if verdict.gating:

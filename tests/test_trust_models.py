@@ -241,7 +241,9 @@ def test_a_store_that_is_not_a_regular_file_is_refused():
 def test_mlip_check_refuses_what_a_contract_file_refuses(run, pytester, call, needles):
     files(pytester, **{"tests/test_mine.py": f"def test_x(mlip_model, mlip_check):\n    {call}\n"})
     res = run("tests/test_mine.py")
-    assert res.ret == 1
+    assert res.ret == 4  # the user's mistake: a usage error, found when the test ran (one line on stderr too)
+    err = [ln for ln in res.stderr.lines if ln.startswith("ERROR: usage error in tests/test_mine.py::test_x")]
+    assert len(err) == 1 and all(n in err[0] for n in needles), res.stderr.str()[-2000:]
     out = res.stdout.str()
     assert "Traceback" not in out and "During handling" not in out and "KeyError" not in out
     failure = [ln for ln in res.stdout.lines if ln.startswith("mlip_check(")]

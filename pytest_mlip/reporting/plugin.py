@@ -370,6 +370,8 @@ class _Collector:
         self.collected = False
         #: the adversary's results (--mlip-adversary), reported apart from the sampled verdicts
         self.adversary: list[dict] = []
+        #: node id -> the refusal of a test's mlip_check arguments (the user's mistake: the run exits 4)
+        self.usage_errors: dict[str, str] = {}
 
     def pytest_runtest_logreport(self, report):
         for key, value in getattr(report, "user_properties", []):
@@ -394,6 +396,8 @@ class _Collector:
                     self.unreported[name] = data["unreported"][0][:240] + (f" (+{more} more)" if more else "")
             if key == "mlip_verdict" and (report.when == "call" or report.skipped):
                 self._own(report.nodeid, json.loads(value))
+            if key == "mlip_usage_error" and report.when == "call":
+                self.usage_errors.setdefault(report.nodeid, str(value))
         if report.skipped:
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr or "")
             self.skipped.setdefault(report.nodeid, str(reason).removeprefix("Skipped: ").strip() or "skipped")
@@ -651,6 +655,14 @@ def pytest_sessionfinish(session, exitstatus):
         if session.exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED) and inc and (
                 inc.get("fails_run") or (rep.gate is not None and not rep.gate.complete)):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        usage = rep.tracker.usage_errors if rep.tracker else {}
+        if usage and session.exitstatus != pytest.ExitCode.INTERRUPTED:
+            # a test's mlip_check arguments are the user's mistake, found only when the test ran: one line and
+            # pytest's usage-error status, like a contract file's (the test's failure above says the same)
+            node, why = next(iter(sorted(usage.items())))
+            more = f" (+{len(usage) - 1} more test(s))" if len(usage) > 1 else ""
+            rep.errors.insert(0, f"usage error in {node}{more}: {why}")
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
     except MlipError as exc:
         rep.errors.append(str(exc))
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
