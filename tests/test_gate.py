@@ -146,6 +146,10 @@ def test_bad_baseline_is_a_one_line_error(pytester, tmp_path, content, words):
     assert len(errors) == 1 and words in errors[0] and "--mlip-update-baseline" in errors[0]
     assert res.stdout.lines == [] or "passed" not in res.stdout.str()
     assert (path.read_text() if path.exists() else None) == content  # untouched
+    if content is not None:  # the fix it names works (a held-out case: "regenerate it" with a command that refuses)
+        assert "move it aside" in errors[0], errors[0]
+        path.rename(tmp_path / "baseline.json.old")
+        assert run(pytester, f"--mlip-baseline={path}", "--mlip-update-baseline").ret == 0 and path.is_file()
 
 
 def test_update_baseline_needs_a_file(pytester):

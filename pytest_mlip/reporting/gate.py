@@ -53,7 +53,9 @@ def recorded_targets(entries: dict, target: str | None) -> set[str]:
 def read_baseline(path) -> tuple[dict[tuple[str, str], dict], str | None]:
     """:func:`load_baseline`, with the target the file records (None when it records none)."""
     path = Path(path)
-    fix = f"regenerate it with pytest --mlip=MODEL --mlip-baseline={path} --mlip-update-baseline"
+    # --mlip-update-baseline never overwrites a file it cannot read as a baseline: the fix says to move it first
+    fix = (f"restore it from version control, or move it aside and regenerate it with pytest --mlip=MODEL "
+           f"--mlip-baseline={path} --mlip-update-baseline")
     if path.is_dir():
         raise BaselineError(f"{path} is a folder, not a baseline file; pass a file with --mlip-baseline=FILE")
     if not path.is_file():
