@@ -437,7 +437,8 @@ def _check_environment(config):
                                 "or unset it (default 1)")
             if int(raw) > OVERSUBSCRIPTION * cores:
                 raise MlipError(f"{name}={raw.strip()} asks for more {what} than {OVERSUBSCRIPTION}x this machine's "
-                                f"{cores} CPU cores; set it to at most {cores} (like {name}={cores}) or unset it")
+                                f"{cores} CPU cores, the most it accepts ({OVERSUBSCRIPTION * cores}); the cores themselves are "
+                                f"the usual choice (like {name}={cores}), or unset it")
     raw = os.environ.get("PYTEST_MLIP_OFFLINE")
     if raw is not None and raw.strip().lower() not in ("", "1", "true", "yes", "on", "0", "false", "no", "off"):
         raise MlipError(f"PYTEST_MLIP_OFFLINE={raw!r} is not a boolean; set it to 1 (never download weights) or 0, "
