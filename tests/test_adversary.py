@@ -222,9 +222,35 @@ def test_nan_gradient_falls_back_to_finite_differences():
 
 def test_model_failing_inside_z_is_labelled_and_the_run_goes_on():
     wall = run_adversary(WALL, evaluator_for("tests.mutants:NanAtShortRange"), SearchOptions(budget=20))
-    assert wall.status == "failed" and "model error" in wall.reason
+    assert wall.status == "model-error" and "model error" in wall.reason  # the model's error, not the search's
     rot = run_adversary(ROT, evaluator_for("tests.mutants:NanAtShortRange"), SearchOptions(budget=20))
     assert rot.status == "model-error" and "non-finite" in rot.reason
+
+
+@pytest.mark.parametrize("primed", [True, False])
+@pytest.mark.parametrize("case", ["wall", "rotation", "stress"])
+def test_a_model_that_fails_on_every_new_call_is_a_model_error_not_a_failed_search(monkeypatch, case, primed):
+    """Held-out cases (round 9): a model whose every call made by the adversary is NaN (the sampled check's calls
+    answered from the cache) read "search failed" and the run passed (exit 0): no point of Z evaluated, or no probe
+    left once the model failed refining r_eq. The model's error is never a pass, nor the search's failure."""
+    from pytest_mlip.errors import ModelEvaluationError
+    from pytest_mlip.evaluation import evaluator as ev_mod
+
+    settings = {"wall": WALL, "rotation": ROT,
+                "stress": contract("stress-strain-consistency", structures=C["stress-strain-consistency"].structures[:1])
+                }[case]
+    from pytest_mlip.laws import run_contract as run
+
+    ev = Evaluator(load(f"{N}:clean"))  # its own evaluator: the process-wide one's cache stays clean
+    if primed:  # the sampled check's calls, cached: the search's seeds are answered, its new points fail
+        assert run(settings, ev).status == "pass"
+
+    def nan(self, work, *args, **kwargs):
+        raise ModelEvaluationError(self.name, work, "invalid energy: non-finite energy (nan)")
+
+    monkeypatch.setattr(ev_mod.Evaluator, "_call", nan)
+    r = run_adversary(settings, ev, SearchOptions(budget=20))
+    assert r.status == "model-error" and "nan" in r.reason, (r.status, r.reason)
 
 
 def test_contract_without_objective_is_listed(monkeypatch):

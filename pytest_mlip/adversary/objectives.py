@@ -26,6 +26,15 @@ from .problem import Config, Problem, tensor
 OBJECTIVES: dict[str, type["Objective"]] = {}
 
 
+#: the words an objective's note about a probe starts with when the model failed on it (its own scan, a refined
+#: reference point): the runner reports such a search as the model's error, never as a pass or a failed search
+MODEL_ERROR_NOTE = "model error"
+
+
+def model_error_note(probe_id: str, what: str, exc) -> str:
+    return f"{probe_id}: {MODEL_ERROR_NOTE} {what} ({exc})"
+
+
 class DomainError(MlipError):
     """Z of a contract has no admissible point (or cannot be built for this model)."""
 

@@ -24,7 +24,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ..errors import ModelEvaluationError
-from .objectives import DomainError, objective_for
+from .objectives import MODEL_ERROR_NOTE, DomainError, objective_for
 from .problem import tensor
 from .search import Search, SearchOptions
 
@@ -126,9 +126,14 @@ def run_adversary(settings, evaluator, options: SearchOptions | None = None, *, 
         problems, notes = objective.problems(settings, evaluator)
     except DomainError as exc:
         return AdversaryResult(status="failed", reason=f"search failed: {exc}", **base)
-    except ModelEvaluationError as exc:
-        return AdversaryResult(status="failed", reason=f"search failed: model error while building Z: {exc}",
-                               **base)
+    except ModelEvaluationError as exc:  # a model error is never a pass, nor a search that merely failed
+        return AdversaryResult(status="model-error", reason=f"model failed while building Z: {exc}", **base)
+    # probes the objective left out because the model failed on them (its own scan, a refined reference point)
+    model_notes = [n for n in notes if MODEL_ERROR_NOTE in n]
+    if not problems and model_notes:
+        return AdversaryResult(status="model-error", notes=notes, seconds=time.perf_counter() - t0,
+                               reason=f"model failed while building Z: {model_notes[0]}",
+                               setup_evaluations=evaluator.stats.calls - calls0, **base)
     if not problems and notes and all("not supported by" in n for n in notes):
         return AdversaryResult(status="skip", reason="; ".join(sorted(set(n.split(": ", 1)[1] for n in notes))),
                                notes=notes, **base)
@@ -151,9 +156,12 @@ def run_adversary(settings, evaluator, options: SearchOptions | None = None, *, 
         common["notes"].append(f"non-finite model gradient at {search.nan_gradients} point(s): "
                                "finite differences used there")
     if search.best is None:
-        msg = search.errors[0][2] if search.errors else "no point of Z could be evaluated"
-        return AdversaryResult(status="failed", reason=f"search failed: {msg}", seconds=time.perf_counter() - t0,
-                               **common, **base)
+        if search.errors:  # every point the search tried failed in the model: the model's error, not the search's
+            return AdversaryResult(status="model-error", seconds=time.perf_counter() - t0, **common, **base,
+                                   reason=f"model failed at {len(search.errors)} admissible point(s) and no point "
+                                          f"of Z could be evaluated: {search.errors[0][2]}")
+        return AdversaryResult(status="failed", reason="search failed: no point of Z could be evaluated",
+                               seconds=time.perf_counter() - t0, **common, **base)
     found = search.best
     problem = problems[found.problem]
     inadmissible = problem.admissible(found.x)
@@ -177,6 +185,9 @@ def run_adversary(settings, evaluator, options: SearchOptions | None = None, *, 
     if status != "violation" and search.errors:
         status = "model-error"
         reason = f"model failed at {len(search.errors)} admissible point(s): {search.errors[0][2]}"
+    elif status != "violation" and model_notes:  # the rest of Z was clean; the probes the model failed on were not
+        status = "model-error"
+        reason = f"model failed while building Z: {model_notes[0]}"
     kept = None
     if status == "violation":
         parts = [f"{k}={v:.3g} {check.units.get(k, '')} (tau {settings.tolerance[k]:g})" for k, v in viol.items()]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...adversary.objectives import Objective, _supported, register
+from ...adversary.objectives import Objective, _supported, model_error_note, register
 from ...adversary.problem import Config, InwardProblem, admitted, tensor
 from ...errors import ModelEvaluationError
 from .domain import ScaleDomain
@@ -89,7 +89,7 @@ class CompressionWallObjective(Objective):
             try:
                 obs = check.measure(settings, evaluator, probe).observables  # the sampled scan (cached)
             except ModelEvaluationError as exc:
-                notes.append(f"{probe.id}: model error on the contract's own scan ({exc})")
+                notes.append(model_error_note(probe.id, "on the contract's own scan", exc))
                 continue
             s_eq = float(obs["eq_over_reference"])
             s_lo = s_eq * (dom.scale_min if dom.scale_min is not None else settings.scale_min)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ...adversary.objectives import Objective, _supported, _torch, register
+from ...adversary.objectives import Objective, _supported, _torch, model_error_note, register
 from ...adversary.problem import Config, InwardProblem, direction, tensor
 from ...errors import ModelEvaluationError
 from .domain import DimerDomain
@@ -144,7 +144,7 @@ class RepulsiveWallObjective(Objective):
             try:
                 obs = check.measure(settings, evaluator, probe).observables  # the sampled scan (cached)
             except ModelEvaluationError as exc:
-                notes.append(f"{probe.id}: model error on the contract's own scan ({exc})")
+                notes.append(model_error_note(probe.id, "on the contract's own scan", exc))
                 continue
             r_eq = float(obs["r_eq"])
             r_lo = float(dom.r_min) if dom.r_min is not None else float(obs["r_inner"])
@@ -162,7 +162,7 @@ class RepulsiveWallObjective(Objective):
             try:
                 r_ref = refine_minimum(make(r_eq), evaluator, r_lo, r_eq, settings.step)
             except ModelEvaluationError as exc:
-                notes.append(f"{probe.id}: model error refining r_eq ({exc})")
+                notes.append(model_error_note(probe.id, "refining r_eq", exc))
                 continue
             if r_ref - r_lo < 2 * dom.min_separation:
                 notes.append(f"{probe.id}: no admissible pair (r_min {r_lo:g} A, refined r_eq {r_ref:g} A)")

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ...adversary.objectives import DomainError, Objective, _supported, _torch, register
-from ...adversary.problem import Config, DisplacedProblem, min_distance, rotation_matrix, tensor
+from ...adversary.problem import Config, DisplacedProblem, rotation_matrix, tensor
 from .check import random_permutation
 from .domain import DisplacementDomain
 
