@@ -680,14 +680,14 @@ def _preflight_contracts(config, target: str, committee: list[str]) -> dict[str,
     zone = None  # the agent validator of generated_tests/, built on the first file there
     for f in files:
         inside = f.resolve().is_relative_to(root.resolve())
-        settings = parse_contracts(f, root=root if inside else f.parent, fixed_limit=zone_limit(f))
-        if in_agent_zone(f):
+        if in_agent_zone(f):  # before the file is parsed: a structure file the agent may not read is never opened
             if zone is None:
                 from .agent.validator import Validator
 
                 others = [Path(p) for p in config.getini("mlip_paths") if "generated_tests" not in Path(p).parts]
                 zone = Validator(target, committee, existing_dirs=[root / "contracts", *others], check_support=False)
             _agent_zone(f, zone)
+        settings = parse_contracts(f, root=root if inside else f.parent, fixed_limit=zone_limit(f))
         builtin = f.resolve().is_relative_to(builtin_contracts_dir().resolve())
         for s in settings:
             if not builtin and s.name in _builtin_names():
@@ -764,7 +764,13 @@ def _agent_zone(path: Path, validator):
 
     from .agent.validator import check_text
 
-    text = path.read_text(encoding="utf-8-sig")
+    from .contracts.files import refuse_fixed_limit
+
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+        refuse_fixed_limit(path, tomllib.loads(text), zone_limit(path))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return  # not readable TOML: the contract parser says so in its own words, next
     # comments are inert (never read as data): the raw checks read the rest; the tables are checked again as the
     # validator writes them
     errors = check_text("\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")))

@@ -384,6 +384,19 @@ def test_generated_tests_pass_the_agent_validator(run, pytester):
                          "tighter than the calibrated default")
 
 
+@pytest.mark.parametrize("target", ["../models.py", "../data/cu2.xyz", "/etc/hostname"])
+def test_a_generated_protocol_never_opens_a_structure_file(run, pytester, target):
+    """Held-out case (round 9): a protocol in generated_tests/ naming ../models.py as a structure file had that file
+    opened and parsed ("cannot build models.py[0] (ValueError: Can't read from py-format)") before the agent rule
+    was applied; now the rule refuses it first, whatever the file holds."""
+    contracts(pytester, **{"models.py": "x = 1\n", "data/cu2.xyz": "2\n\nCu 0 0 0\nCu 0 0 2.5\n",
+                           "generated_tests/mlip_gen.toml": SMALL.format(name="gen").replace(
+                               '{ kind = "molecule", name = "NH3" }', f'{{ kind = "file", path = "{target}" }}')})
+    res = run("--mlip-no-builtin")
+    msg = one_line_usage_error(res, "generated_tests/", "agent validator refuses it")
+    assert "cannot build" not in msg and "py-format" not in msg, msg
+
+
 def test_a_generated_protocol_may_not_change_whether_its_law_gates(run, pytester):
     """Held-out case: a kept regression test in generated_tests/ edited to ``hard = false`` was collected and
     could never fail the run again. The agent's zone keeps the law's own hardness (as it keeps its basis)."""

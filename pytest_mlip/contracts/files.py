@@ -414,6 +414,13 @@ def check_settings(settings, label: str, base: Path | None = None, limit: int = 
     _check_probes(label, None, 0, settings)
 
 
+def refuse_fixed_limit(path, data: dict, fixed_limit: int | None) -> None:
+    """A file held to a fixed atom limit (a protocol in generated_tests/) may not set max_atoms."""
+    if fixed_limit is not None and "max_atoms" in data:
+        raise ContractFileError(f"{path}:1: max_atoms does not apply here: protocols are held to {fixed_limit} atoms "
+                                "per structure; remove the max_atoms line (or move the file to contracts/)")
+
+
 def parse_contracts(path: str | Path, text: str | None = None, root: str | Path | None = None,
                     fixed_limit: int | None = None) -> list[ContractSettings]:
     """Validated settings of every contract in a file (``fixed_limit``: an atom limit the file may not raise, the
@@ -443,9 +450,7 @@ def parse_contracts(path: str | Path, text: str | None = None, root: str | Path 
     if unknown_top:
         raise ContractFileError(f"{path}:1: unknown top-level key(s) {sorted(unknown_top)}; only [[contract]] tables "
                                 "and max_atoms")
-    if fixed_limit is not None and "max_atoms" in data:
-        raise ContractFileError(f"{path}:1: max_atoms does not apply here: protocols are held to {fixed_limit} atoms "
-                                "per structure; remove the max_atoms line (or move the file to contracts/)")
+    refuse_fixed_limit(path, data, fixed_limit)
     limit = data.get("max_atoms", MAX_ATOMS) if fixed_limit is None else fixed_limit
     if type(limit) is not int or not (1 <= limit <= MAX_ATOMS_CEILING):
         raise ContractFileError(f"{path}:1: max_atoms must be an integer between 1 and {MAX_ATOMS_CEILING}, "
