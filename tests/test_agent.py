@@ -429,6 +429,27 @@ def test_detect_finds_a_factory_where_pytest_would(tmp_path, monkeypatch, capsys
     assert rc == 2 and "has no attribute 'nothing'" in err and f"{mod}.py" in err
 
 
+def test_detect_on_a_model_whose_every_output_is_garbage_says_so(tmp_path, capsys):
+    """Held-out case (round 9): detect on a model whose every energy is NaN read each error verdict as an infinite
+    violation and wrote a hypothesis that the model violates a law on a class of configurations (exit 0). Garbage
+    is not a law's violation: no hypothesis, MODEL BROKEN in the report and on stderr, exit 1."""
+    import re
+
+    from pytest_mlip.reporting.judge import judge_file
+
+    out = tmp_path / "out"
+    rc = detect("--mlip", "tests.mutants:NanEverywhere", "--mlip-committee", CLEAN, "--suite", SUITE, "--output",
+                str(out), "--tests-dir", "none", "--budget", "50", "--hypotheses", "2")
+    captured = capsys.readouterr()
+    assert rc == 1 and "MODEL BROKEN: all 1 evidence verdict(s) on the target are errors" in captured.err, captured
+    assert "0 hypothesis(es)" in captured.out and "non-finite energy" in captured.err
+    root = re.search(r"mlip root: ([0-9a-f]{64})", captured.out).group(1)
+    md = (out / "report.md").read_text()
+    assert "MODEL BROKEN" in md and "violates the law" not in md
+    result = judge_file(out, root=root, sample=0, seed=0)  # an honest account of a broken model
+    assert result.ok, "\n".join(f.line() for f in result.failed)
+
+
 def test_detect_never_writes_over_a_users_folder_or_file(tmp_path, capsys):
     """Held-out cases (round 7): --output naming a folder of the user's overwrote its report.md, run.json and
     detective.json; --memory naming a user's text file got records appended."""

@@ -114,4 +114,7 @@ def run(args) -> int:
     print(f"  report: {det.out / 'report.md'}")
     if getattr(summary, "root", None):
         print(f"mlip root: {summary.root}")
+    if summary.broken:  # garbage out: the evidence says nothing about a law (the report says so too)
+        print(f"pytest-mlip: detect: {summary.broken}", file=sys.stderr)
+        return 1
     return 0

@@ -96,6 +96,20 @@ class RunSummary:
     #: the run's root hash (printed as 'mlip root: ...'; pytest-mlip judge --root compares it)
     root: str | None = None
     stopped: str = ""
+    #: every evidence verdict on the target is an error (garbage out): no hypothesis is made, the command exits 1
+    broken: str = ""
+
+
+def broken_target(evidence) -> str:
+    """One line when every evidence verdict on the target is an error (the model's outputs are not usable: NaN,
+    wrong shapes, exceptions), else "": such evidence says nothing about any law."""
+    mine = [e for e in evidence if e.role == "target"]
+    errors = [e for e in mine if e.status == "error"]
+    if not mine or len(errors) < len(mine):
+        return ""
+    first = errors[0]
+    return (f"MODEL BROKEN: all {len(errors)} evidence verdict(s) on the target are errors, not law violations "
+            f"({first.contract}: {first.reason or 'error'}); fix the model's outputs, then run detect again")
 
 
 class Detective:
@@ -167,7 +181,12 @@ class Detective:
                                   memory_protocols=memory.protocols_run())
             desk = Desk(self.target, self.committee, evidence, memory, validator, ledger, suite, log=self.log,
                         run_id=run_id)
-            self._loop(desk, memory, ledger, run_id, summary, calls0)
+            summary.broken = broken_target(evidence)
+            if summary.broken:
+                summary.stopped = summary.broken
+                self.log(f"detective: {summary.broken}")
+            else:
+                self._loop(desk, memory, ledger, run_id, summary, calls0)
             summary.evaluations = self._calls() - calls0
             summary.seconds = time.perf_counter() - t0
             summary.tokens = self.planner.usage.model_dump()

@@ -111,7 +111,9 @@ class OfflinePlanner(Planner):
                 continue  # the law opts out of the detective (pytest-mlip laws says why)
             committee = [c for c in desk.evidence if c.contract == e.contract and c.role == "committee"]
             c_vals = [c.v for c in committee if c.max_normalized is not None]
-            if e.status in ("fail", "error"):  # exact basis: a violation; disagreement basis: the target stands out
+            if e.status == "error" and not e.passing_probes():
+                h = None  # the model failed on every probe: garbage out, not a law's violation (nothing to widen)
+            elif e.status in ("fail", "error"):  # exact basis: a violation; disagreement basis: the target stands out
                 h = self._widen(desk, e, settings, committee)
             elif e.status == "pass" and c_vals and e.v > 0.1 and e.v > 10 * max(c_vals):
                 h = self._suspicion(desk, e, settings, c_vals)

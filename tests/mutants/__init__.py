@@ -75,6 +75,13 @@ class NanAtShortRange(AddedTerm):
         return (float("nan") if d.min() < 1.0 else 0.0), np.zeros((n, 3)), None
 
 
+class NanEverywhere(AddedTerm):
+    """Returns a NaN energy on every call (garbage out, no law's violation)."""
+
+    def term(self, atoms):
+        return float("nan"), np.zeros((len(atoms), 3)), None
+
+
 class RaisesOnLargeSystems(AddedTerm):
     """Raises inside calculate() for structures of 8 atoms or more (dimers still work)."""
 
