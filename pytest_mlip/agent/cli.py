@@ -68,7 +68,6 @@ def run(args) -> int:
     import builtins
     import warnings
 
-    from ..errors import MlipError
     from ..plugin import THIRD_PARTY_NOISE
 
     for line in THIRD_PARTY_NOISE:  # the model packages' load-time warnings, as in pytest --mlip runs
