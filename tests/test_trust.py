@@ -828,6 +828,8 @@ def test_a_committee_model_broken_everywhere_gets_one_line(run, pytester, monkey
     ("getter:forces", "get_forces() returned"),
     ("results:energy", "but results['energy'] holds"),
     ("results:forces", "but results['forces'] holds"),
+    ("offset:forces", "(largest difference 0.5)"),  # equal shapes: the numbers say what differs (round 9)
+    ("refuse:forces", "get_forces() raised PropertyNotImplementedError but results['forces'] holds"),  # round 9
 ])
 def test_exits_and_disagreeing_getters_are_error_verdicts(run, pytester, monkeypatch, corruption, needle):
     """sys.exit inside a call, and a public getter that disagrees with results (either way round), are error

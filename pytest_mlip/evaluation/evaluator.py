@@ -548,14 +548,33 @@ def read_outputs(model: str, calc, work, properties) -> dict:
         try:
             value = getter(work) if getter is not None else results.get(prop)
         except PropertyNotImplementedError:
-            value = results.get(prop)
+            if results.get(prop) is not None:  # a value the model's own getter refuses to give (a held-out case)
+                raise ModelOutputError(model, work, prop, f"{GETTERS[prop]}() raised PropertyNotImplementedError but "
+                                       f"results[{prop!r}] holds {_describe(results[prop])}; the calculator must "
+                                       f"publish one value through both (or not declare {prop})") from None
+            value = None
         if prop in results and value is not None and not _same(value, results[prop]):
             raise ModelOutputError(model, work, prop, f"{GETTERS[prop]}() returned {_describe(value)} but "
-                                   f"results[{prop!r}] holds {_describe(results[prop])}; the calculator must "
-                                   "publish one value through both")
+                                   f"results[{prop!r}] holds {_describe(results[prop])}{_difference(value, results[prop])}; "
+                                   "the calculator must publish one value through both")
         if value is not None:
             out[prop] = value
     return out
+
+
+def _difference(a, b) -> str:
+    """ " (largest difference X)" between two outputs of one shape, else "": what the shapes do not show."""
+    try:
+        x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        if x.shape == y.shape and x.size:
+            with np.errstate(invalid="ignore", over="ignore"):
+                d = np.abs(x - y)
+            d = d[np.isfinite(d)]
+            if d.size:
+                return f" (largest difference {float(d.max()):.3g})"
+    except (TypeError, ValueError):
+        pass
+    return ""
 
 
 def _describe(value) -> str:

@@ -109,6 +109,12 @@ class Corrupted(Calculator):
         if name == self.kind and n >= self.min_atoms:
             if self.prop == "getter":  # the public getter says NaN while results look fine
                 return _corrupt("nan", value, n)
+            if self.prop == "offset":  # the public getter says another number (+0.5) than results
+                return np.asarray(value) + 0.5
+            if self.prop == "refuse":  # the public getter refuses a property results hold
+                from ase.calculators.calculator import PropertyNotImplementedError
+
+                raise PropertyNotImplementedError(name)
             if self.prop == "results":
                 return self.clean[name]
         return value
