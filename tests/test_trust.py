@@ -1382,6 +1382,23 @@ def test_a_call_that_cannot_be_interrupted_stops_the_run_instead_of_hanging(pyte
     assert "could not be interrupted" in res.stderr and "--mlip-timeout=1 s" in res.stderr, res.stderr[-2000:]
 
 
+def test_the_watchdog_in_an_xdist_worker_says_what_happens_to_the_run(pytester):
+    """Held-out case (round 9): under -n 2 each worker the watchdog ended said 'the run stops here, incomplete
+    (exit 2)' while the controller replaced the worker, went on and exited 1. The line now says what happens."""
+    import subprocess
+
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    env = {**__import__("os").environ, "MLIP_TEST_CORRUPTION": "deaf:120", "MLIP_TEST_CORRUPTION_MIN_ATOMS": "4",
+           "PYTHONPATH": str(ROOT)}
+    res = subprocess.run([sys.executable, "-m", "pytest", "--mlip=tests.mutants.garbage:from_env", "--mlip-no-builtin",
+                          "--mlip-committee=none", "--mlip-timeout=1", "-p", "no:cacheprovider", "-n", "2"],
+                         cwd=pytester.path, env=env, capture_output=True, text=True, timeout=120)
+    out = res.stdout + res.stderr
+    assert res.returncode == 1, out[-3000:]
+    assert "could not be interrupted" in out and "xdist worker gw" in out, out[-3000:]
+    assert "the run stops here" not in out and "the controller lists its item as crashed" in out, out[-3000:]
+
+
 def test_a_run_the_watchdog_stops_leaves_an_incomplete_summary_and_report_the_judge_refuses(run, pytester):
     """Held-out case: the watchdog ended the run with no report and no PR summary. It now writes both first, each
     saying INCOMPLETE, stopped by the watchdog, naming the stuck call, with no verdict; the earlier complete

@@ -121,8 +121,12 @@ def _hard_stop(seconds, model, atoms):
             pass
     stuck = (f"a call of model {model!r} on {what} ran past --mlip-timeout={seconds:g} s and could not be "
              "interrupted (it ignores SIGALRM or is stuck in native code)")
-    sys.__stderr__.write(f"\npytest-mlip: {stuck}; the run stops here, incomplete (exit {HARD_STOP_EXIT}); fix the "
-                         "model or raise --mlip-timeout\n")
+    import os
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    ends = (f"xdist worker {worker} stops here; the controller lists its item as crashed and the run as incomplete "
+            "(exit 1)" if worker else f"the run stops here, incomplete (exit {HARD_STOP_EXIT})")
+    sys.__stderr__.write(f"\npytest-mlip: {stuck}; {ends}; fix the model or raise --mlip-timeout\n")
     sys.__stderr__.flush()
     for line in _write_stopped_outputs(stuck):
         sys.__stderr__.write(f"pytest-mlip: {line}\n")
