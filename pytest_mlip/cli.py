@@ -54,6 +54,10 @@ def main(argv=None) -> int:
     except MlipError as exc:
         print(f"pytest-mlip: error: {exc}", file=sys.stderr)
         final[0] = 2
+    except KeyboardInterrupt:  # Ctrl-C or SIGINT: one line, not a traceback from wherever it landed (held-out)
+        print(f"\npytest-mlip: {args.command} interrupted (Ctrl-C or SIGINT) before it finished: no result; what it "
+              "had written is left as it is (run it again)", file=sys.stderr)
+        final[0] = 130
     finally:
         restore()
     return final[0] if final[0] is not None else 1

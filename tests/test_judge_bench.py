@@ -353,3 +353,23 @@ def test_a_report_json_the_renderer_cannot_read_is_one_line_and_a_finding(fresh,
     assert (rep / "report.md").read_text() == before
     r = judge_file(rep, root=fresh[1])
     assert not r.ok
+
+
+@pytest.mark.parametrize("command", ["judge", "detect", "laws"])
+def test_ctrl_c_in_a_command_is_one_line_not_a_traceback(monkeypatch, capsys, command):
+    """Held-out cases (round 9): Ctrl-C during `pytest-mlip judge` or `detect` printed a 30-75 line traceback."""
+    import importlib
+
+    from pytest_mlip import cli
+
+    module = {"judge": "pytest_mlip.reporting.judge_cli", "detect": "pytest_mlip.agent.cli",
+              "laws": "pytest_mlip.laws.cli"}[command]
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importlib.import_module(module), "run", interrupted)
+    argv = {"judge": ["judge", "rep"], "detect": ["detect", "--mlip", "emt"], "laws": ["laws"]}[command]
+    assert cli.main(argv) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"pytest-mlip: {command} interrupted"), err
