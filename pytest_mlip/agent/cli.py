@@ -53,6 +53,12 @@ def add_parser(subparsers):
                    help="stop after K escalations (default 1: the search ends at the first escalation)")
     p.add_argument("--budget", type=argtype(Number("a number of model evaluations", "20000", minimum=1), "--budget"), default=20000, metavar="CALLS",
                    help="model evaluations (real calls, target and committee together) before the search stops")
+    from ..evaluation.evaluator import DEFAULT_TIMEOUT, TIMEOUT_NUMBER
+
+    p.add_argument("--mlip-timeout", dest="timeout", default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   type=argtype(Number(**TIMEOUT_NUMBER), "--mlip-timeout"),
+                   help=f"seconds one model call may take, as pytest's --mlip-timeout: a call past it is a model "
+                        f"error naming the call (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--output", default="mlip-detective", metavar="DIR",
                    help="output folder: memory, escalation reports, provenance store (default mlip-detective)")
     p.add_argument("--memory", default=None, metavar="FILE",
@@ -73,8 +79,11 @@ def run(args) -> int:
     for line in THIRD_PARTY_NOISE:  # the model packages' load-time warnings, as in pytest --mlip runs
         _, message, category = line.split(":", 2)
         warnings.filterwarnings("ignore", message=message, category=getattr(builtins, category))
+    from ..evaluation.evaluator import set_call_timeout
     from ..models import factory
     from ..models.registry import default_committee
+
+    set_call_timeout(float(args.timeout))
 
     factory.SEARCH_PATHS[:] = factory.project_paths(os.getcwd())  # a factory is found as pytest run here finds it
 

@@ -33,6 +33,11 @@ ISOLATED_BOX_PADDING = 20.0
 #: seconds one model call may take before it becomes an ``error`` verdict (``--mlip-timeout``); None: no limit
 CALL_TIMEOUT: dict[str, float | None] = {"seconds": None}
 DEFAULT_TIMEOUT = 900.0
+#: the judge's default: it re-runs calls the run made within its own limit, and a CI step must not wait 15 minutes on
+#: a call that hangs (a held-out case: a judge step hung silently)
+JUDGE_TIMEOUT = 120.0
+#: what a --timeout option of the console script's commands takes (as pytest's --mlip-timeout)
+TIMEOUT_NUMBER = dict(what="a number of seconds", example="600", integer=False, minimum=0.1, maximum=1e8)
 
 
 def set_call_timeout(seconds: float | None):

@@ -38,6 +38,12 @@ def add_parser(subparsers):
                    default=None, metavar="SECONDS",
                    help="after the sample and each item's most extreme calls, re-run more calls at random while "
                         "SECONDS last (default 60, split over the models; 0: none)")
+    from ..evaluation.evaluator import JUDGE_TIMEOUT, TIMEOUT_NUMBER
+
+    p.add_argument("--timeout", type=argtype(Number(**TIMEOUT_NUMBER), "--timeout"), default=JUDGE_TIMEOUT,
+                   metavar="SECONDS",
+                   help=f"seconds one re-run model call may take: a call past it is a failed check naming the call "
+                        f"(default {JUDGE_TIMEOUT:g})")
     p.add_argument("--all", action="store_true", help="re-run every stored model call and replay every measured check")
     p.add_argument("--seed", type=argtype(Number("a random seed", "0"), "--seed"), default=None, help="seed of the random sample (default: fresh each time)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the failed checks and the summary")
@@ -59,8 +65,10 @@ def run(args) -> int:
 
     import os
 
+    from ..evaluation.evaluator import set_call_timeout
     from ..models import factory
 
+    set_call_timeout(float(args.timeout))
     # a `module:factory` model of the run is re-run from the project it came from, as pytest imports it: the
     # current folder (run the judge where you ran pytest) and the folders around the report
     folder = Path(args.report).resolve()
