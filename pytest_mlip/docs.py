@@ -135,6 +135,12 @@ def _main(args) -> int:
     out = Path(args.out)
     if out.is_dir():
         raise MlipError(f"--out {out} is a folder: name the file to write, e.g. --out {out / 'contracts.md'}")
+    from .reporting.gate import special_file
+
+    kind = special_file(out)
+    if kind:  # reading a named pipe would wait forever, writing would replace a device
+        raise MlipError(f"--out {out} is {kind}, not a file pytest-mlip docs may write; name a file, e.g. "
+                        "--out contracts.md")
     mine = not out.exists() or is_sealed(_read(out))
     if args.check:
         if out.exists() and not mine:

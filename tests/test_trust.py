@@ -2014,6 +2014,32 @@ def test_a_command_line_only_flag_given_with_dash_o_is_the_command_line(run, pyt
     assert res.ret == 0 and (pytester.path / "b.json").is_file(), res.stdout.str()[-1500:] + res.stderr.str()
 
 
+@pytest.mark.parametrize("args, needle", [(["--mlip-summary-md=pipe"], "a named pipe (FIFO)"),
+                                          (["--mlip-baseline=pipe"], "a named pipe (FIFO), not a baseline file"),
+                                          (["--mlip-baseline=pipe", "--mlip-update-baseline"], "refuses to overwrite"),
+                                          (["--mlip-report=pipe"], "pipe")])
+def test_a_named_pipe_given_as_an_output_is_refused_untouched(run, pytester, args, needle):
+    """Held-out cases (round 9): --mlip-summary-md naming a FIFO (or /dev/full) replaced it with a regular file; a
+    device given as --mlip-baseline was said not to exist. A special file is refused before any model call."""
+    import stat
+
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    os.mkfifo(pytester.path / "pipe")
+    one_line_usage_error(run("--mlip-no-builtin", *args), needle)
+    assert stat.S_ISFIFO((pytester.path / "pipe").stat().st_mode)
+
+
+def test_docs_out_refuses_a_named_pipe(tmp_path, capsys):
+    import stat
+
+    from pytest_mlip.cli import main
+
+    os.mkfifo(tmp_path / "pipe")
+    assert main(["docs", "--out", str(tmp_path / "pipe")]) == 2
+    assert "a named pipe (FIFO)" in capsys.readouterr().err
+    assert stat.S_ISFIFO((tmp_path / "pipe").stat().st_mode)
+
+
 def test_a_baseline_or_summary_given_as_a_link_is_written_through(run, pytester):
     """Held-out cases (round 8): a baseline or summary path that is a symbolic link was replaced by a file of its
     own; the file it named (what CI reads) kept the old content. The link is kept and its target written."""

@@ -58,6 +58,9 @@ def read_baseline(path) -> tuple[dict[tuple[str, str], dict], str | None]:
            f"--mlip-baseline={path} --mlip-update-baseline")
     if path.is_dir():
         raise BaselineError(f"{path} is a folder, not a baseline file; pass a file with --mlip-baseline=FILE")
+    kind = special_file(path)
+    if kind:
+        raise BaselineError(f"{path} is {kind}, not a baseline file; pass a file with --mlip-baseline=FILE")
     if not path.is_file():
         raise BaselineError(f"baseline file {path} does not exist: run with --mlip-update-baseline first "
                             f"(pytest --mlip=MODEL --mlip-baseline={path} --mlip-update-baseline) and commit it")
@@ -119,6 +122,21 @@ def baseline_document(verdicts: list[dict], target: str, run_id: str, code_versi
             "entries": entries}
 
 
+def special_file(path) -> str | None:
+    """What ``path`` is when it exists and is neither a regular file nor a folder (a named pipe, a device, a
+    socket: a held-out case replaced a FIFO and /dev/full with regular files), else None."""
+    import stat
+
+    try:
+        mode = Path(path).stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "a special file")
+
+
 def write_atomic(path, text: str):
     """Write ``text`` to ``path`` via a temporary file in the same folder and a rename (no partial file). A link is
     written through: its target is replaced and the link kept (a held-out case: baseline.json -> baselines/v1.json
@@ -126,6 +144,10 @@ def write_atomic(path, text: str):
     path = Path(path)
     if path.is_symlink():
         path = path.resolve()
+    kind = special_file(path)
+    if kind:  # never replaced by a regular file (the options refuse it before any model call too)
+        raise MlipError(f"{path} is {kind}, not a regular file: pytest-mlip writes only regular files; pass a file "
+                        "name")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -267,8 +267,13 @@ def _configure_outputs(config, rep):
         err = writable_dir_error(rep.summary_path.parent, "--mlip-summary-md")
         if err:
             raise MlipError(err.replace("=DIR", "=FILE in a writable folder"))
+        from .gate import special_file
         from .summary import is_own_summary
 
+        kind = special_file(rep.summary_path)
+        if kind:
+            raise MlipError(f"--mlip-summary-md={raw}: {rep.summary_path} is {kind}, not a file pytest-mlip may "
+                            "replace; pass a file name, e.g. --mlip-summary-md=mlip-summary.md")
         if rep.summary_path.is_dir() or (rep.summary_path.is_file() and not is_own_summary(rep.summary_path)):
             raise MlipError(f"--mlip-summary-md={raw}: {rep.summary_path} exists and is not a pytest-mlip summary "
                             "as pytest-mlip wrote it (another file, or one edited since); pass a new file name, e.g. "
