@@ -46,6 +46,9 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from .evaluation.evaluator import DEFAULT_TIMEOUT, set_call_timeout
+
+    set_call_timeout(DEFAULT_TIMEOUT)  # every command's model calls are bounded, as pytest's (judge/detect: options)
     final: list = [None]
     restore = guard_os_exit(lambda: final[0], "pytest-mlip: os._exit(0) was called by model code before the command "
                             "finished (a thread of the model?): no result was reached; exit 1")
