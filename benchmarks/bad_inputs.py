@@ -289,6 +289,23 @@ def r6_cases(F) -> list[Case]:
     return out
 
 
+def r9_cases(F) -> list[Case]:
+    """Cases from held-out round 9 (names start with r9_), added after that round: development cases now."""
+    out = [Case("contract", "r9_near_miss_named_as_argument", small("clean", ["mlip-c.toml"]), "usage",
+                "not a contract file pytest --mlip collects.*rename it to mlip_c.toml",
+                files={**F, "mlip-c.toml": contract("c9")}, protect=["mlip-c.toml"]),
+           Case("options", "r9_bad_json_baseline_names_a_fix_that_works", small("clean", ["--mlip-baseline=bad.json"]),
+                "usage", "not valid JSON.*move it aside", files={**F, "bad.json": "{not json"}, protect=["bad.json"]),
+           Case("options", "r9_update_baseline_in_pytest_addopts", small("clean"), "usage",
+                "--mlip-update-baseline in the PYTEST_ADDOPTS", files=dict(F), protect=[],
+                env={"PYTEST_ADDOPTS": "--mlip-baseline=ub.json --mlip-update-baseline"}),
+           Case("contract", "r9_generated_protocol_reads_outside", small("clean"), "usage",
+                "agent validator refuses it", files={**F, "notes.py": "x = 1\n", "generated_tests/mlip_g9.toml":
+                                                     contract("g9", structure='{ kind = "file", path = "../notes.py" }')},
+                protect=["notes.py"])]
+    return out
+
+
 #: a checkout to import pytest_mlip from (--code); empty: the installed one
 CODE: list[str] = []
 
@@ -524,6 +541,7 @@ def cases() -> list[Case]:
                     "incomplete", "incomplete|interrupt", files=dict(F), signal_after=7.0, stores=["s.sqlite"]))
     out += new_cases(F)
     out += r6_cases(F)
+    out += r9_cases(F)
     # --- F: incomplete runs ----------------------------------------------------------------------------------
     summ = ["--mlip-summary-md=sum.md", "--mlip-report=rep"]
     look = ["sum.md", "rep/report.md", "rep/report.json"]
@@ -618,8 +636,9 @@ def run_case(case: Case, python: str) -> dict:
             target = next(a.split("=", 1)[1] for a in case.args if a.startswith("--mlip="))
             _seed_baseline(root, python, target)
         before = {rel: digest(root / rel) for rel in case.protect}
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), *CODE]), **case.env}
-        env.pop("PYTEST_ADDOPTS", None)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), *CODE])}
+        env.pop("PYTEST_ADDOPTS", None)  # the bench's own environment's, not a case's
+        env.update(case.env)
         cmd = [python, "-m", "pytest", "-p", "no:cacheprovider", *case.args]
         start = time.time()
         proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
