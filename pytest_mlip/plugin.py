@@ -763,7 +763,6 @@ def _agent_zone(path: Path, validator):
     import tomllib
 
     from .agent.validator import check_text
-
     from .contracts.files import refuse_fixed_limit
 
     try:

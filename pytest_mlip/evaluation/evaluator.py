@@ -126,8 +126,6 @@ def _hard_stop(seconds, model, atoms):
             pass
     stuck = (f"a call of model {model!r} on {what} ran past --mlip-timeout={seconds:g} s and could not be "
              "interrupted (it ignores SIGALRM or is stuck in native code)")
-    import os
-
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     ends = (f"xdist worker {worker} stops here; the controller lists its item as crashed and the run as incomplete "
             "(exit 1)" if worker else f"the run stops here, incomplete (exit {HARD_STOP_EXIT})")
