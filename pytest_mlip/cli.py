@@ -50,8 +50,7 @@ def main(argv=None) -> int:
 
     set_call_timeout(DEFAULT_TIMEOUT)  # every command's model calls are bounded, as pytest's (judge/detect: options)
     final: list = [None]
-    restore = guard_os_exit(lambda: final[0], "pytest-mlip: os._exit(0) was called by model code before the command "
-                            "finished (a thread of the model?): no result was reached; exit 1")
+    restore = guard_os_exit(lambda: final[0], f"the {args.command} command")
     try:
         final[0] = int(args.func(args) or 0)
     except MlipError as exc:
