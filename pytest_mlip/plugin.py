@@ -524,9 +524,9 @@ def _load_deadline(spec: str):
                         "calculator?); fix the factory, or raise the limit with a longer --mlip-timeout") from None
 
 
-def _load_factory(spec: str):
+def _load_factory(spec: str, debug: str = "--mlip-debug shows the traceback"):
     """A ``module:function`` model is the user's code, a model file the user's file: load it now, so their
-    mistakes are usage errors."""
+    mistakes are usage errors (``debug``: how this command shows the traceback, or "")."""
     from .models.registry import load, resolve
 
     entry = resolve(spec)
@@ -539,7 +539,7 @@ def _load_factory(spec: str):
             first = str(exc).splitlines()[0] if str(exc) else ""
             raise MlipError(f"cannot load the model file {entry.weights} ({type(exc).__name__}: {first[:200]}); "
                             f"is it a complete {entry.info.family} model file? (a download cut short: fetch it "
-                            "again; --mlip-debug shows the traceback)") from exc
+                            f"again{'; ' + debug if debug else ''})") from exc
         return
     if entry.info.family != "factory":
         return
@@ -551,8 +551,8 @@ def _load_factory(spec: str):
     except BaseException as exc:  # noqa: BLE001 - the user's factory raised (or exited): their mistake, one line
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise MlipError(f"the model factory {spec!r} raised {type(exc).__name__}: {first}; fix the factory (it "
-                        "must return an ASE calculator when called without arguments; --mlip-debug shows the "
-                        "traceback)") from exc
+                        f"must return an ASE calculator when called without arguments{'; ' + debug if debug else ''})"
+                        ) from exc
 
 
 #: folders never searched for contract files

@@ -471,3 +471,17 @@ def test_detect_never_writes_over_a_users_folder_or_file(tmp_path, capsys):
     for _ in range(2):
         assert detect("--mlip", TM_WALL, "--mlip-committee", CLEAN, "--suite", SUITE, "--output", str(out),
                       "--tests-dir", "none", "--budget", "1", "--hypotheses", "1") == 0
+
+
+@pytest.mark.parametrize("body, words", [("raise RuntimeError('factory broke')", "raised RuntimeError: factory broke"),
+                                         ("import sys\n    sys.exit(3)", "raised SystemExit: 3")])
+def test_detect_on_a_factory_that_fails_is_one_line(tmp_path, monkeypatch, capsys, body, words):
+    """Held-out cases (round 10): detect on a factory that raised printed a 29-line traceback; one that called
+    sys.exit(3) ended detect with exit 3 and no output. As in pytest: one line naming the factory, exit 2."""
+    mod = f"broken_factory_{abs(hash(body)) % 10**6}"
+    (tmp_path / f"{mod}.py").write_text(f"def make():\n    {body}\n")
+    monkeypatch.chdir(tmp_path)
+    rc = detect("--mlip", f"{mod}:make", "--mlip-committee", "none", "--output", "out")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and words in err[0] and "fix the factory" in err[0], err
+    assert not (tmp_path / "out").exists()
