@@ -609,6 +609,11 @@ def _contract_files(config) -> tuple[list[Path], list[Path]]:
                     raise MlipError(f"{f} is a link to {os.readlink(f)}, which does not exist: the contract file is "
                                     "not there; fix the link or remove it")
                 if not f.is_file():
+                    if f.match(CONTRACT_GLOB) and not f.is_dir():  # a named pipe, a device: never read, never skipped
+                        from .reporting.gate import special_file
+
+                        raise MlipError(f"{f} is {special_file(f) or 'not a regular file'}, not a contract file: "
+                                        "replace it with a TOML file or remove it")
                     continue
                 if f.match(CONTRACT_GLOB):
                     files.append(f)

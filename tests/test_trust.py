@@ -2074,6 +2074,13 @@ def test_ignore_of_the_contracts_folder_is_honoured(run, pytester, ignore):
     assert "mlip_y.toml::y" in out and "mlip_x.toml" not in out, out
 
 
+def test_a_named_pipe_in_contracts_is_a_usage_error(run, pytester):
+    """Held-out case (round 10): a FIFO named contracts/mlip_pipe.toml was skipped without a word (exit 0)."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    os.mkfifo(pytester.path / "contracts" / "mlip_pipe.toml")
+    one_line_usage_error(run("--mlip-no-builtin"), "mlip_pipe.toml is a named pipe (FIFO), not a contract file")
+
+
 def test_docs_out_refuses_a_named_pipe(tmp_path, capsys):
     import stat
 
