@@ -2081,6 +2081,18 @@ def test_a_named_pipe_in_contracts_is_a_usage_error(run, pytester):
     one_line_usage_error(run("--mlip-no-builtin"), "mlip_pipe.toml is a named pipe (FIFO), not a contract file")
 
 
+def test_junitxml_never_replaces_a_file_of_the_users(run, pytester):
+    """Held-out case (round 10): --junitxml=contracts/mlip_small.toml replaced the contract file with JUnit XML (exit
+    0) where --mlip-summary-md on the same path was refused. A JUnit report there is replaced as pytest does."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    text = (pytester.path / "contracts" / "mlip_x.toml").read_text()
+    one_line_usage_error(run("--mlip-no-builtin", "--junitxml=contracts/mlip_x.toml"), "--junitxml=",
+                         "not a JUnit XML report")
+    assert (pytester.path / "contracts" / "mlip_x.toml").read_text() == text
+    assert run("--mlip-no-builtin", "--junitxml=j.xml").ret == 0
+    assert run("--mlip-no-builtin", "--junitxml=j.xml").ret == 0  # its own report: replaced
+
+
 def test_docs_out_refuses_a_named_pipe(tmp_path, capsys):
     import stat
 

