@@ -373,3 +373,20 @@ def test_ctrl_c_in_a_command_is_one_line_not_a_traceback(monkeypatch, capsys, co
     assert cli.main(argv) == 130
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"pytest-mlip: {command} interrupted"), err
+
+
+@pytest.mark.parametrize("page", ["report.md", "report.html"])
+def test_render_never_replaces_a_page_the_user_edited(fresh, tmp_path, capsys, page):
+    """Held-out case (round 10): `pytest-mlip render` replaced a report.md the user had appended notes to (exit 0,
+    the notes gone), where the pytest run refuses an edited page. Render refuses it too, with one line."""
+    from pytest_mlip.cli import main
+
+    rep = _copy(fresh, tmp_path)
+    assert main(["render", str(rep)]) == 0  # its own pages: replaced
+    capsys.readouterr()
+    edited = (rep / page).read_text() + "\nMY ANALYSIS NOTES\n"
+    (rep / page).write_text(edited)
+    assert main(["render", str(rep)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is not as pytest-mlip wrote it" in err[0], err
+    assert (rep / page).read_text() == edited

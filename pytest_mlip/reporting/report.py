@@ -520,6 +520,12 @@ def rerender(folder) -> list[Path]:
                           "wrote it: undo the edit (only notes may be added) or regenerate the report") from None
     _refuse_links(folder, ["figures", "report.md", "report.html"] + [f"figures/{f['name']}" for f in figs])
     manifest = read_manifest(folder)
+    if manifest is not None:  # a page or figure edited since the run wrote it is the user's (a held-out case)
+        for rel in ["report.md", "report.html"] + [f"figures/{f['name']}" for f in figs]:
+            if (folder / rel).exists() and not owned(folder, rel, manifest):
+                raise ReportError(f"{folder / rel} is not as pytest-mlip wrote it (edited since?): render would "
+                                  "replace it; move it aside or undo the edit, then render again (notes go in "
+                                  "report.json)")
     out = []
     (folder / "figures").mkdir(exist_ok=True)
     for old in (folder / "figures").glob("*.png"):  # a figure the notes no longer draw, if we wrote it
