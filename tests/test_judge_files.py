@@ -194,3 +194,18 @@ def test_render_takes_a_report_file_as_its_help_says(run_dir, tmp_path, capsys):
     assert main(["render", str(esc / "reproduce.py")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is not a report file; pass the report folder" in err[0], err
+
+
+def test_render_never_replaces_a_detective_page_the_user_edited(run_dir, tmp_path, capsys):
+    """Held-out case (round 10), for the detective's pages: an edited report.md is refused, not replaced."""
+    from pytest_mlip.cli import main
+
+    out = copy(run_dir[0], tmp_path)
+    esc = sorted((out / "escalations").iterdir())[0]
+    edited = (esc / "report.md").read_text() + "\nMY ANALYSIS NOTES\n"
+    (esc / "report.md").write_text(edited)
+    capsys.readouterr()
+    assert main(["render", str(esc)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is not as pytest-mlip wrote it" in err[0], err
+    assert (esc / "report.md").read_text() == edited

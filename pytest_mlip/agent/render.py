@@ -112,5 +112,15 @@ def rerender_record(folder) -> list:
         where, why = note_error(exc)
         raise MlipError(f"{src}: {where}: {why}") from None
     out = folder / "report.md"
+    if out.exists():  # the page as a render of this record (notes are appended: any earlier list of them) is ours
+        try:
+            page = out.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            page = None
+        notes = list(getattr(record, "notes", None) or [])
+        if not any(page == render_markdown(record.model_copy(update={"notes": notes[:k]}))
+                   for k in range(len(notes) + 1)):
+            raise MlipError(f"{out} is not as pytest-mlip wrote it (edited since?): render would replace it; move it "
+                            "aside or undo the edit, then render again (notes go in the record)")
     out.write_text(render_markdown(record))
     return [out]
