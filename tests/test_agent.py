@@ -119,6 +119,8 @@ def test_escalation_report_is_a_record_the_judge_evaluates(tm_run, tmp_path):
     noted["notes"] = [{"kind": "verdict", "contract": verdict["contract"], "model": verdict["model"],
                        "status": verdict["status"]}]
     (folder / "escalation.json").write_text(json.dumps(noted))
+    # the page as the run wrote it (the forgeries above rewrote it; render refuses to replace a page it did not render)
+    (folder / "report.md").write_text(render_markdown(load_record(json.dumps(record))))
     assert main(["render", str(folder)]) == 0
     assert "Claim: " in (folder / "report.md").read_text()
     r = judge_file(folder, sample=0)
