@@ -158,6 +158,11 @@ def test_incomplete_block_is_rendered_and_required(fresh, tmp_path):
     assert approved.ok  # consistent (without the root: this store was re-hashed on purpose)
     # an approval of an honest incomplete report still says the run was incomplete (a held-out remark)
     assert "the run is INCOMPLETE (1 problem(s) under incomplete)" in approved.summary()
+    from pytest_mlip.cli import main
+
+    # a CI step gating on the judge's status asks for a complete run (held-out rounds 9 and 10: exit 0 passed it)
+    assert main(["judge", str(rep), "--sample", "0", "--replay", "0", "--budget", "0"]) == 0
+    assert main(["judge", str(rep), "--sample", "0", "--replay", "0", "--budget", "0", "--require-complete"]) == 1
     data = json.loads((rep / "report.json").read_text())
     del data["incomplete"]
     B.save_and_render(rep, data)

@@ -46,6 +46,9 @@ def add_parser(subparsers):
                         f"(default {JUDGE_TIMEOUT:g})")
     p.add_argument("--all", action="store_true", help="re-run every stored model call and replay every measured check")
     p.add_argument("--seed", type=argtype(Number("a random seed", "0"), "--seed"), default=None, help="seed of the random sample (default: fresh each time)")
+    p.add_argument("--require-complete", action="store_true",
+                   help="exit 1 when the judged run is incomplete, even if its report says so honestly (a CI step that "
+                        "gates on the judge's exit status)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the failed checks and the summary")
     p.set_defaults(func=run)
     r = subparsers.add_parser(
@@ -87,6 +90,9 @@ def run(args) -> int:
             continue
         print("  " + f.line())
     print(result.summary())
+    if result.ok and result.caveat and args.require_complete:
+        print("judge: --require-complete: the report is honest, the run it reports is incomplete; exit 1")
+        return 1
     return 0 if result.ok else 1
 
 
