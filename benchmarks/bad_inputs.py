@@ -290,7 +290,7 @@ def r6_cases(F) -> list[Case]:
 
 
 def r9_cases(F) -> list[Case]:
-    """Cases from held-out round 9 (names start with r9_), added after that round: development cases now."""
+    """Cases from held-out rounds 9 and 10 (names start with r9_, r10_), added after them: development cases now."""
     out = [Case("contract", "r9_near_miss_named_as_argument", small("clean", ["mlip-c.toml"]), "usage",
                 "not a contract file pytest --mlip collects.*rename it to mlip_c.toml",
                 files={**F, "mlip-c.toml": contract("c9")}, protect=["mlip-c.toml"]),
@@ -302,7 +302,16 @@ def r9_cases(F) -> list[Case]:
            Case("contract", "r9_generated_protocol_reads_outside", small("clean"), "usage",
                 "agent validator refuses it", files={**F, "notes.py": "x = 1\n", "generated_tests/mlip_g9.toml":
                                                      contract("g9", structure='{ kind = "file", path = "../notes.py" }')},
-                protect=["notes.py"])]
+                protect=["notes.py"]),
+           # round 10
+           Case("files", "r10_junitxml_over_a_contract_file", small("clean", ["--junitxml=contracts/mlip_small.toml"]),
+                "usage", "not a JUnit XML report", files=dict(F), protect=["contracts/mlip_small.toml"]),
+           Case("garbage", "r10_thread_os_exit_before_the_summary", ["--mlip=quits:f", "--mlip-committee=none",
+                                                                     "--mlip-no-builtin"], "incomplete",
+                "os._exit\\(0\\) was called before the run finished", files={**F, "quits.py": (
+                    "import os, threading\nfrom ase.calculators.emt import EMT\n\n\nclass Q(EMT):\n"
+                    "    def calculate(self, *a, **k):\n        threading.Timer(0.05, lambda: os._exit(0)).start()\n"
+                    "        super().calculate(*a, **k)\n\n\ndef f():\n    return Q()\n")})]
     return out
 
 
