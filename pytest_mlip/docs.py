@@ -135,7 +135,7 @@ def _main(args) -> int:
     out = Path(args.out)
     if out.is_dir():
         raise MlipError(f"--out {out} is a folder: name the file to write, e.g. --out {out / 'contracts.md'}")
-    from .reporting.gate import special_file
+    from .reporting.folder import special_file
 
     kind = special_file(out)
     if kind:  # reading a named pipe would wait forever, writing would replace a device

