@@ -1504,6 +1504,39 @@ def test_sigint_while_a_slow_factory_loads_says_so_in_one_line(pytester):
     assert not (pytester.path / "rep").exists() and not (pytester.path / "s.md").exists()
 
 
+def test_ctrl_c_while_the_contract_files_are_read_says_so_in_one_line(pytester):
+    """Ctrl-C after the models loaded, while the contract files were checked, ended the run with exit 2 and not a
+    byte of output (a held-out case): one line names the stage."""
+    pytester.makepyfile(sigint_on_read="import os, signal\nimport pytest_mlip.contracts.files as f\n\n"
+                                       "_parse = f.parse_contracts\n\n"
+                                       "def parse(*args, **kwargs):\n"
+                                       "    os.kill(os.getpid(), signal.SIGINT)\n"
+                                       "    return _parse(*args, **kwargs)\n\n"
+                                       "f.parse_contracts = parse\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    res = pytester.runpytest_subprocess("--mlip=emt", "--mlip-committee=none", "--mlip-no-builtin",
+                                        "-p", "sigint_on_read", "-p", "no:cacheprovider", *OUTPUTS)
+    assert res.ret == pytest.ExitCode.INTERRUPTED
+    err = [ln for ln in res.stderr.str().splitlines() if ln.strip()]
+    assert len(err) == 1 and "interrupted (Ctrl-C) while reading the contract files; nothing was run" in err[0], err
+    assert not [p for p in ("rep", "s.md", "b.json") if (pytester.path / p).exists()]
+
+
+def test_ctrl_c_while_pytest_loads_its_plugins_is_one_line(pytester):
+    """Ctrl-C while pytest imports its plugins (pytest-mlip's pulls in numpy and ASE) printed ~70 lines of pytest's
+    plugin loader (a held-out case): one line, exit 2, nothing written. A plugin loaded after this one interrupts."""
+    pytester.makepyfile(sigint_on_import="import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n"
+                                         "import time\ntime.sleep(5)\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    res = pytester.runpytest_subprocess("-p", "pytest_mlip.plugin", "-p", "sigint_on_import", "--mlip=emt",
+                                        "--mlip-committee=none", "--mlip-no-builtin", *OUTPUTS)
+    assert res.ret == pytest.ExitCode.INTERRUPTED
+    err = [ln for ln in res.stderr.str().splitlines() if ln.strip()]
+    assert err == ["pytest-mlip: interrupted (Ctrl-C) while pytest loads its plugins; nothing was run and nothing "
+                   "was written"], err
+    assert not [p for p in ("rep", "s.md", "b.json", ".mlip") if (pytester.path / p).exists()]
+
+
 def test_a_second_ctrl_c_while_the_interrupted_run_writes_its_report_is_held(pytester):
     """An impatient user presses Ctrl-C twice: the second one used to end in a 255-line traceback from inside
     pytest while the incomplete report was being written (a held-out case). It is held, with one line."""
