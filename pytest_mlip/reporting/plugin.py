@@ -76,6 +76,8 @@ class ReportingRun:
         self.errors: list[str] = []
         self.tracker: "_Collector | None" = None
         self.incomplete: dict = {}
+        #: gating failures pytest counted as no failure (an xfail mark, a hook that rewrote the outcome)
+        self.overruled: list[str] = []
         #: the provenance run's id and code version (read by the summary)
         self.run_id: str | None = None
         self.code_version: str | None = None
@@ -687,6 +689,10 @@ def pytest_sessionfinish(session, exitstatus):
         if session.exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED) and inc and (
                 inc.get("fails_run") or (rep.gate is not None and not rep.gate.complete)):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if session.exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED):
+            rep.overruled = gating_failures(rep, [v for v, _ in prov.sorted_entries()])
+            if rep.overruled:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
         usage = rep.tracker.usage_errors if rep.tracker else {}
         if usage and session.exitstatus != pytest.ExitCode.INTERRUPTED:
             # a test's mlip_check arguments are the user's mistake, found only when the test ran: one line and
@@ -698,6 +704,27 @@ def pytest_sessionfinish(session, exitstatus):
     except MlipError as exc:
         rep.errors.append(str(exc))
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+
+def gating_failures(rep, verdicts: list[dict]) -> list[str]:
+    """``contract[model]`` of each verdict that fails the run: a hard contract failing on the target, less what the
+    baseline knows (as the item's report does it). The verdicts decide the gate, not the tests' outcomes: an xfail
+    mark on a contract (a user's test, a conftest adding it) or a hook that rewrote a failed outcome had pytest exit 0
+    on a hard failure the terminal and the summary named (held-out cases)."""
+    from .gate import classify, is_gating
+
+    failing = []
+    for v in verdicts:
+        if not is_gating(v):
+            continue
+        if rep.baseline is not None:
+            if rep.update_baseline:
+                continue  # the update records it as known
+            change = classify(v, rep.baseline.get((v["model"], v["contract"])), rep.margin)
+            if change is not None and change.kind in ("known", "improved"):
+                continue
+        failing.append(f"{v['contract']}[{v['model']}]")
+    return failing
 
 
 def _wait_for_workers(config):
@@ -809,6 +836,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.section("mlip gate")
         for line in gate_lines(rep.gate):
             tr.write_line(line)
+    if rep.overruled:
+        tr.write_line(f"FAILED: {len(rep.overruled)} hard contract(s) failed on the target while pytest counted no "
+                      f"failure (an xfail mark, or a hook that changed the outcome): {', '.join(rep.overruled[:6])}"
+                      + (" ..." if len(rep.overruled) > 6 else "") + "; the verdicts gate the run: exit 1", red=True)
     sample = rep.tracker.sample_line() if rep.tracker else None
     if sample:
         tr.write_line(sample, red=bool(rep.tracker.nondeterminism))
