@@ -364,12 +364,31 @@ def guard_process_exit(config):
         return None if worker or not done else config.stash.get(FINAL_STATUS, None)
 
     restore = guard_os_exit(result, "the run", before=before)
+    process = _owns_the_process()
 
     def finish():
         done.append(True)
-        restore()
+        if not process:  # an in-process run (pytester, pytest.main): the caller's os._exit is its own again
+            restore()
+        # else the guard stays for the process's last moments: an atexit handler of model code calling os._exit(0)
+        # turned a failed run into exit 0 (held-out round 11); os._exit(0) now exits with the run's status
 
     config.add_cleanup(finish)
+
+
+def _owns_the_process() -> bool:
+    """This run is the process's program (``pytest`` or ``python -m pytest``: pytest's console_main, one pytest
+    main on the stack), not a run inside another (pytester's in-process runs, ``pytest.main`` from a script)."""
+    import sys
+
+    config_module = os.path.join("_pytest", "config", "__init__.py")
+    frame, mains, console = sys._getframe(), 0, False
+    while frame is not None:
+        if frame.f_code.co_filename.endswith(config_module):
+            mains += frame.f_code.co_name == "main"
+            console = console or frame.f_code.co_name == "console_main"
+        frame = frame.f_back
+    return console and mains == 1
 
 
 #: the run's exit status once pytest-mlip's session finisher has set it (read by the os._exit guard's undo)

@@ -2194,3 +2194,41 @@ def test_a_hook_that_rewrites_a_failed_contract_does_not_pass_the_gate(run, pyte
     res = run("--mlip-no-builtin", "--mlip-baseline=b.json", model=model)
     assert res.ret == 0, res.stdout.str()
     assert "pytest counted no failure" not in res.stdout.str()
+
+
+ATEXIT_EXIT = """import atexit, os
+from ase.calculators.emt import EMT
+
+atexit.register(os._exit, 0)
+
+
+class Pushed(EMT):
+    def calculate(self, *args, **kwargs):
+        super().calculate(*args, **kwargs)
+        self.results["forces"] = self.results["forces"] + 0.1
+
+
+def factory():
+    return Pushed()
+"""
+
+
+def test_an_atexit_os_exit_of_model_code_does_not_turn_a_failed_run_into_0(pytester):
+    """Model code registering ``atexit.register(os._exit, 0)`` ended a run with a hard failure with status 0 (the
+    guard was undone at cleanup; held-out round 11): in the process pytest runs as its program the guard stays."""
+    pytester.makepyfile(aebad=ATEXIT_EXIT)
+    contracts(pytester, **{"contracts/mlip_x.toml": NET_FORCE.format(name="net")})
+    res = pytester.runpytest_subprocess("--mlip=aebad:factory", "--mlip-committee=none", "--mlip-no-builtin",
+                                        "-p", "no:cacheprovider")
+    assert res.ret == pytest.ExitCode.TESTS_FAILED, res.stdout.str()
+
+
+def test_an_atexit_os_exit_does_not_turn_a_refused_command_into_0(tmp_path):
+    """The same for the console commands: run as the program (no argv given), the guard outlives main()."""
+    import subprocess
+
+    code = ("import atexit, os, sys\natexit.register(lambda: os._exit(0))\n"
+            "from pytest_mlip.cli import main\nsys.exit(main())\n")
+    proc = subprocess.run([sys.executable, "-c", code, "judge", str(tmp_path / "missing")], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
