@@ -2232,3 +2232,16 @@ def test_an_atexit_os_exit_does_not_turn_a_refused_command_into_0(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code, "judge", str(tmp_path / "missing")], capture_output=True,
                           text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
+
+
+def test_a_factory_that_changes_the_working_directory_moves_no_output(pytester):
+    """A factory calling os.chdir('sub') had --junitxml=j.xml replace sub/j.xml, a file of the user's (held-out
+    round 11): the run's folder is the one it started in once the model has loaded."""
+    pytester.makepyfile(moving="import os\nfrom ase.calculators.emt import EMT\n\n"
+                               "def factory():\n    os.chdir('sub')\n    return EMT()\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": NET_FORCE.format(name="net"), "sub/j.xml": "user's notes\n"})
+    res = pytester.runpytest_subprocess("--mlip=moving:factory", "--mlip-committee=none", "--mlip-no-builtin",
+                                        "-p", "no:cacheprovider", "--junitxml=j.xml", "--mlip-summary-md=s.md")
+    assert res.ret == 0, res.stdout.str()
+    assert (pytester.path / "sub" / "j.xml").read_text() == "user's notes\n"
+    assert (pytester.path / "j.xml").is_file() and (pytester.path / "s.md").is_file()
