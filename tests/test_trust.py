@@ -1712,22 +1712,32 @@ TWO_MOLECULES = ('[[contract]]\nname = "{name}"\ncheck = "zero_net_force"\n'
                  'structures = [ {{ kind = "molecule", name = "NH3" }}, {{ kind = "molecule", name = "H2O" }} ]\n')
 
 
-@pytest.mark.parametrize("module, contract, declared", [("inert", TWO_WALLS.format(name="wall"), False),
-                                                        ("inert_small", SMALL.format(name="x"), False),
-                                                        ("inert_declared", TWO_MOLECULES.format(name="x"), True)])
-def test_a_model_with_no_interaction_fails_the_run(run, pytester, module, contract, declared):
+ATOMIC = "float(sum({1: -13.6, 7: -3.1, 8: -4.4, 29: -3.5}.get(int(z), -1.0) for z in self.atoms.numbers))"
+
+
+@pytest.mark.parametrize("module, contract, declared, energy", [
+    ("inert", TWO_WALLS.format(name="wall"), False, "-1.0 * n"),
+    ("inert_small", SMALL.format(name="x"), False, "-1.0 * n"),
+    ("inert_declared", TWO_MOLECULES.format(name="x"), True, "-1.0 * n"),
+    ("inert_atomic", TWO_MOLECULES.format(name="x"), True, ATOMIC),
+    ("inert_atomic_probed", TWO_WALLS.format(name="wall"), False, ATOMIC),
+    ("inert_jitter", TWO_MOLECULES.format(name="x"), True, "-1.0 * n + 1e-9 * next(COUNT)")])
+def test_a_model_with_no_interaction_fails_the_run(run, pytester, module, contract, declared, energy):
     """A held-out case: E = -1 eV per atom and F = 0 everywhere passed the repulsive walls (a flat curve never
     falls); every call with zero forces and one energy per atom is named MODEL BROKEN, and the run fails. A later
     one: a contract of two calls passed, the element probe's 94 flat dimers uncounted; they count now. Round 7: a
     factory that declares its elements (no probe) in a run of fewer than 10 calls passed; two isolated molecules
     with forces exactly zero and one energy per atom are enough (a crystal's forces vanish by symmetry, a
-    molecule's only at an exact equilibrium)."""
-    pytester.makepyfile(**{module: "import numpy as np\nfrom ase.calculators.calculator import Calculator, all_changes\n\n\n"
+    molecule's only at an exact equilibrium). Round 11: a constant energy per element (the textbook non-interacting
+    model), and one energy per atom with a 1e-9 eV jitter per call, passed the test of one energy per atom."""
+    pytester.makepyfile(**{module: "import itertools\nimport numpy as np\n"
+                              "from ase.calculators.calculator import Calculator, all_changes\n\n"
+                              "COUNT = itertools.count()\n\n\n"
                               "class Inert(Calculator):\n    implemented_properties = ['energy', 'forces']\n\n"
                               "    def calculate(self, atoms=None, properties=('energy',), system_changes=all_changes):\n"
                               "        super().calculate(atoms, properties, system_changes)\n"
                               "        n = len(self.atoms)\n"
-                              "        self.results = {'energy': -1.0 * n, 'forces': np.zeros((n, 3))}\n\n\n"
+                              f"        self.results = {{'energy': {energy}, 'forces': np.zeros((n, 3))}}\n\n\n"
                               "def factory():\n    c = Inert()\n"
                               + ("    c.mlip_metadata = {'elements': ('H', 'N', 'O')}\n" if declared else "")
                               + "    return c\n"})
@@ -1737,6 +1747,22 @@ def test_a_model_with_no_interaction_fails_the_run(run, pytester, module, contra
     inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
     assert any(u.startswith(f"MODEL BROKEN {module}:factory: no interaction") for u in inc["unchecked"]), inc
     assert run("--mlip-no-builtin", model="emt").ret == 0  # a model with forces is not inert
+
+
+def test_no_interaction_needs_energies_that_ignore_the_geometry():
+    """The no-interaction test on its own: supercells of one crystal share an energy per atom (flagged only as one
+    energy per atom everywhere, as before); strained copies differ and are not additive; energies that are a sum of
+    per-element constants are flagged only with two isolated flat structures among the calls."""
+    from pytest_mlip.reporting.plugin import additive_energies
+
+    assert additive_energies({("Cu4", -14.0), ("Cu32", -112.0)}, 0) == {"Cu": -3.5}
+    assert additive_energies({("Cu4", -14.0), ("Cu4", -13.9), ("Ni4", -17.6)}, 5) is None  # strained: geometry
+    atomic = {("H2", -27.2), ("H2O", -31.6), ("H3N", -43.9), ("Cu4", -14.0)}
+    assert additive_energies(atomic, 0) is None
+    fit = additive_energies(atomic, 2)
+    assert fit is not None and abs(fit["O"] + 4.4) < 1e-9 and abs(fit["Cu"] + 3.5) < 1e-9
+    assert additive_energies(atomic | {("H2O", -31.7)}, 2) is None  # one formula, two energies
+    assert additive_energies({("H2", -27.2), ("H4", -50.0)}, 2) is None  # not a sum of per-element constants
 
 
 def test_a_masked_energy_is_an_error(run, pytester):

@@ -276,8 +276,19 @@ class CallStats:
     #: of those, calls on isolated structures (no periodic direction): a clean model's forces vanish there only at an
     #: exact equilibrium, never by a crystal's symmetry
     flat_isolated: int = 0
-    #: the energies per atom (rounded to 1e-9 eV) of the flat calls: one value over every call is no interaction
-    flat_energies: set = field(default_factory=set)
+    #: (formula, energy rounded to 1e-9 eV) of the flat calls, at most FLAT_CALLS_KEPT: energies that are a sum of
+    #: per-element constants over every call are no interaction (see reporting's no-interaction check)
+    flat_calls: set = field(default_factory=set)
+
+
+#: distinct flat calls kept per evaluator for the no-interaction check (enough to over-determine a per-element fit)
+FLAT_CALLS_KEPT = 64
+
+
+def note_flat_call(kept: set, atoms, energy: float):
+    """Keep one call whose forces were all exactly zero (its formula and energy) for the no-interaction check."""
+    if len(kept) < FLAT_CALLS_KEPT:
+        kept.add((atoms.get_chemical_formula(mode="hill"), round(float(energy), 9)))
 
 
 @dataclass(frozen=True)
@@ -444,9 +455,9 @@ class Evaluator:
             self.stats.multi += counts[0]
             self.stats.flat += counts[1]
             self.stats.flat_isolated += counts[3] if len(counts) > 3 else 0
-            for e in counts[2]:
-                if len(self.stats.flat_energies) < 2:
-                    self.stats.flat_energies.add(e)
+            for call in counts[2]:
+                if len(self.stats.flat_calls) < FLAT_CALLS_KEPT:
+                    self.stats.flat_calls.add(call)
         pending = getattr(self.model, "first_call", None)
         if not pending:
             return
@@ -508,8 +519,7 @@ class Evaluator:
                 if not result.forces.any():
                     self.stats.flat += 1
                     self.stats.flat_isolated += not work.pbc.any()
-                    if len(self.stats.flat_energies) < 2:  # one value or more than one: all the check needs
-                        self.stats.flat_energies.add(round(result.energy / len(work), 9))
+                    note_flat_call(self.stats.flat_calls, work, result.energy)
             return result
         except ModelEvaluationError:
             self.stats.failures += 1

@@ -51,15 +51,15 @@ def probe_elements(calc, max_z: int = 94, first: list | None = None, name: str =
 
     ``first``, when a list, receives (atoms, results) of the first call that returned: the model's first real
     call, which the evaluator repeats (the determinism sample). ``counts``, when a list, receives what the
-    no-interaction check counts ([valid dimer calls, those with every force exactly zero, their energies per
-    atom]). ``name`` is the model's spec (what a timeout names)."""
+    no-interaction check counts ([valid dimer calls, those with every force exactly zero, their formulas and
+    energies, those isolated]). ``name`` is the model's spec (what a timeout names)."""
     from ase import Atoms
     from ase.data import chemical_symbols
 
     from ..errors import ModelTimeoutError
     from ..evaluation.evaluator import CALL_TIMEOUT, call_deadline, named_call
 
-    from ..evaluation.evaluator import validate_output
+    from ..evaluation.evaluator import note_flat_call, validate_output
 
     ok, bad = [], []
     for z in range(1, max_z + 1):
@@ -79,8 +79,7 @@ def probe_elements(calc, max_z: int = 94, first: list | None = None, name: str =
                 if not out.forces.any():
                     counts[1] += 1
                     counts[3] += not atoms.pbc.any()  # the probe's dimers are isolated
-                    if len(counts[2]) < 2:
-                        counts[2].add(round(out.energy / len(atoms), 9))
+                    note_flat_call(counts[2], atoms, out.energy)
         except ModelTimeoutError as exc:
             # a model that hangs says nothing about its elements: take them all, the contracts report the hang
             bad.append(f"{label}: {exc}")

@@ -223,9 +223,9 @@ def _record_sample(item, evaluator, before):
         "model": evaluator.name, "calls": calls - before[0], "repeats": repeats - before[1],
         "asked": calls - before[0] + hits - before[6],  # real calls and cache hits: the item asked the model
         "violations": evaluator.nondeterminism[before[2]:found], "unreported": unreported,
-        # calls on two atoms or more, and those with every force exactly zero (with their energies per atom)
+        # calls on two atoms or more, and those with every force exactly zero (with their formulas and energies)
         "multi": multi - before[4], "flat": flat - before[5], "flat_isolated": isolated - before[7],
-        "flat_energies": sorted(evaluator.stats.flat_energies)}, default=float)))
+        "flat_calls": sorted(evaluator.stats.flat_calls)}, default=float)))
 
 
 def _record_item(item, prov, evaluator):
