@@ -593,22 +593,27 @@ def _load_deadline(spec: str):
 def load_users_model(spec: str, debug: str = "--mlip-debug shows the traceback"):
     """A ``module:function`` model is the user's code, a model file the user's file: load it now, so their
     mistakes are usage errors (``debug``: how this command shows the traceback, or "")."""
-    with _same_working_directory():
+    with _process_state_kept():
         _load_users_model(spec, debug)
 
 
 @contextlib.contextmanager
-def _same_working_directory():
-    """A factory that changes the working directory (os.chdir in the user's code) moved every relative path pytest
-    resolves after it: ``--junitxml=j.xml`` replaced a file of the user's in the folder it moved to (held-out round
-    11). The folder the run started in is the run's folder again once the model has loaded."""
-    start = os.getcwd()
+def _process_state_kept():
+    """What a factory may change of the process and the run depends on is put back once the model has loaded
+    (held-out round 11): the working directory (``os.chdir`` in the user's code moved every relative path resolved
+    after it: ``--junitxml=j.xml`` replaced a file of the user's in the folder it moved to) and the recursion limit
+    (``sys.setrecursionlimit(60)`` had a flat contract file refused as nested too deeply)."""
+    import sys
+
+    start, limit = os.getcwd(), sys.getrecursionlimit()
     try:
         yield
     finally:
         with contextlib.suppress(OSError):
             if os.getcwd() != start:
                 os.chdir(start)
+        if sys.getrecursionlimit() < limit:
+            sys.setrecursionlimit(limit)
 
 
 def _load_users_model(spec: str, debug: str):

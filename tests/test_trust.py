@@ -2271,3 +2271,19 @@ def test_a_factory_that_changes_the_working_directory_moves_no_output(pytester):
     assert res.ret == 0, res.stdout.str()
     assert (pytester.path / "sub" / "j.xml").read_text() == "user's notes\n"
     assert (pytester.path / "j.xml").is_file() and (pytester.path / "s.md").is_file()
+
+
+def test_a_factory_that_lowers_the_recursion_limit_does_not_break_the_contract_files(run, pytester):
+    """sys.setrecursionlimit(60) in a factory had a flat contract file refused as nested too deeply, blaming the
+    file (held-out round 11): the limit is put back once the model has loaded."""
+    pytester.makepyfile(lowlimit="import sys\nfrom ase.calculators.emt import EMT\n\n"
+                                 "def factory():\n    depth, f = 0, sys._getframe()\n"
+                                 "    while f is not None:\n        depth, f = depth + 1, f.f_back\n"
+                                 "    sys.setrecursionlimit(depth + 25)\n    return EMT()\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": NET_FORCE.format(name="net")})
+    limit = sys.getrecursionlimit()
+    try:
+        res = run("--mlip-no-builtin", model="lowlimit:factory")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert res.ret == 0, res.stdout.str()[-2000:]
