@@ -1221,21 +1221,47 @@ class _SlabNoise(_FakeModel):
 
 def test_the_first_call_of_each_kind_of_system_is_repeated():
     """Held-out case (round 7): noise confined to slab calls passed the 2% sample when the determinism contract was
-    deselected. The first call of each kind of system (periodicity and elements) is repeated whatever the sample
-    draws: the slab's noise is found; a second slab of the same kind is not repeated again."""
+    deselected. The first call of each kind of system (periodicity, elements, number of atoms) is repeated whatever
+    the sample draws: the slab's noise is found; a second slab of the same kind is not repeated again."""
     from ase.build import bulk, fcc111, molecule
 
     from pytest_mlip.evaluation.evaluator import Evaluator, RepeatSample
 
     ev = Evaluator(_SlabNoise(), sample=RepeatSample(fraction=0.0, minimum=0))
-    for atoms in (molecule("H2O"), bulk("Cu", cubic=True), bulk("Cu", cubic=True) * (2, 1, 1)):
+    strained = bulk("Cu", cubic=True)
+    strained.set_cell(strained.cell * 1.01, scale_atoms=True)
+    for atoms in (molecule("H2O"), bulk("Cu", cubic=True), strained):
         ev.evaluate(atoms)
-    assert ev.stats.repeats == 2 and not ev.nondeterminism  # H2O, bulk Cu; the bigger bulk Cu is the same kind
+    assert ev.stats.repeats == 2 and not ev.nondeterminism  # H2O, bulk Cu; the strained Cu4 is the same kind
     ev.evaluate(fcc111("Cu", size=(2, 2, 3), vacuum=6.0))
     assert ev.stats.repeats == 3 and len(ev.nondeterminism) == 1, ev.nondeterminism
     assert "Cu12" in ev.nondeterminism[0]["structure"]
-    ev.evaluate(fcc111("Cu", size=(2, 2, 4), vacuum=6.0))
+    ev.evaluate(fcc111("Cu", size=(2, 2, 3), vacuum=7.0))
     assert ev.stats.repeats == 3
+
+
+class _LargeCellNoise(_FakeModel):
+    """Noise on cells of more than 8 atoms only (a size-dependent code path)."""
+
+    def compute(self, work, props):
+        out = super().compute(work, props)
+        if len(work) > 8:
+            out["energy"] += 0.05 * (self.n % 2)
+        return out
+
+
+def test_noise_confined_to_larger_cells_is_found():
+    """Held-out case (round 11): noise of 0.05 eV on cells of more than 8 atoms, after ten 4-atom cells, passed the
+    sample (the same periodicity and elements as the first call): the number of atoms is part of a kind."""
+    from ase.build import bulk
+
+    from pytest_mlip.evaluation.evaluator import Evaluator, RepeatSample
+
+    ev = Evaluator(_LargeCellNoise(), sample=RepeatSample(fraction=0.0, minimum=0))
+    for a in range(10):
+        ev.evaluate(bulk("Cu", cubic=True, a=3.6 + 0.01 * a))
+    ev.evaluate(bulk("Cu", cubic=True) * (2, 2, 2))
+    assert ev.stats.repeats == 2 and len(ev.nondeterminism) == 1 and "Cu32" in ev.nondeterminism[0]["structure"]
 
 
 class _AlarmedModel(_FakeModel):

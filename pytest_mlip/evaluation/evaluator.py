@@ -297,9 +297,9 @@ class RepeatSample:
     differ beyond the model's noise floor are a ``determinism`` violation, whatever contracts the run selected.
 
     The evaluator's first successful real call is always repeated (a model whose first output differs, a warm-up
-    glitch, is caught whatever the sample draws), and so is the first call of each kind of system (its periodicity
-    and its set of elements: noise confined to slab calls, or to one element's branch, passed a 2% sample in a
-    held-out case); besides them, a call is repeated while its evaluator has repeated
+    glitch, is caught whatever the sample draws), and so is the first call of each kind of system (its periodicity,
+    its set of elements and its number of atoms: noise confined to slab calls, to one element's branch, or to cells
+    of more than 8 atoms passed a 2% sample in held-out cases); besides them, a call is repeated while its evaluator has repeated
     fewer than ``minimum`` calls (per model, per process, so
     per xdist worker too) or when its configuration's hash falls in the ``fraction`` (the hash is of
     the configuration and the seed, so the sample is the same on every run). The floor is the determinism
@@ -377,7 +377,7 @@ class Evaluator:
     nondeterminism: list = field(default_factory=list)
     #: has the first real call's output been repeated? (it always is, besides the seeded sample)
     first_repeated: bool = False
-    #: the kinds of system (periodicity, elements) whose first call was repeated
+    #: the kinds of system (periodicity, elements, number of atoms) whose first call was repeated
     kinds: set = field(default_factory=set)
     #: (configuration, output) of the first real call, made again every ``sample.anchor_every`` calls
     anchor: tuple | None = None
@@ -420,7 +420,7 @@ class Evaluator:
             raise
         if self.sample is not None and not self.first_repeated:
             self._repeat_first_probe()
-        kind = (tuple(bool(p) for p in work.pbc), tuple(sorted(set(work.numbers.tolist()))))
+        kind = (tuple(bool(p) for p in work.pbc), tuple(sorted(set(work.numbers.tolist()))), len(work))
         new_kind = kind not in self.kinds
         self.kinds.add(kind)
         if self.sample is not None and (not self.first_repeated or new_kind
