@@ -210,6 +210,22 @@ def pytest_configure(config):
     except KeyboardInterrupt:
         _interrupted_while_preparing(config, stage[0])
         raise
+    except pytest.UsageError as exc:
+        _usage_stopped(config, exc)
+        raise
+
+
+def _usage_stopped(config, exc: BaseException) -> None:
+    """The run's summary and report folder (when ours) say a usage error stopped it (reporting.stopped)."""
+    if getattr(config, "workerinput", None) is not None:
+        return
+    target = config.getoption("mlip", None) or config.getini("mlip") or "?"
+    from .reporting.stopped import write_usage_stopped
+
+    try:
+        write_usage_stopped(config, str(target), one_line(exc) or type(exc).__name__)
+    except Exception:  # noqa: BLE001 - the usage error is what the user must see; its line is not lost for this
+        pass
 
 
 def _configure(config, stage: list):

@@ -2313,3 +2313,28 @@ def test_a_factory_that_lowers_the_recursion_limit_does_not_break_the_contract_f
     finally:
         sys.setrecursionlimit(limit)
     assert res.ret == 0, res.stdout.str()[-2000:]
+
+
+def test_a_usage_error_leaves_no_earlier_pass_standing_for_the_run(run, pytester):
+    """A run stopped by a usage error (a contract renamed to an invalid name) left the previous run's passing summary
+    and report in place, read as this run's (held-out round 11): when they are pytest-mlip's they say the run was
+    stopped by a usage error; a summary of the user's is left untouched."""
+    contracts(pytester, **{"contracts/mlip_x.toml": NET_FORCE.format(name="net")})
+    assert run("--mlip-no-builtin", "--mlip-report=rep", "--mlip-summary-md=s.md", model="emt").ret == 0
+    assert "all hard contracts pass" in (pytester.path / "s.md").read_text()
+    contracts(pytester, **{"contracts/mlip_x.toml": NET_FORCE.format(name="net work")})
+    res = run("--mlip-no-builtin", "--mlip-report=rep", "--mlip-summary-md=s.md", model="emt")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    summary = (pytester.path / "s.md").read_text()
+    assert "INCOMPLETE run, stopped by a usage error" in summary and "all hard contracts pass" not in summary
+    assert "contract[0].name" in summary and "none was started" not in summary
+    data = json.loads((pytester.path / "rep" / "report.json").read_text())
+    assert data["complete"] is False and not data["verdicts"]
+    assert data["incomplete"]["interrupted"] == "stopped by a usage error"
+    assert not (pytester.path / "rep" / "figures").exists()
+    from pytest_mlip.cli import main
+
+    assert main(["render", str(pytester.path / "rep")]) == 2  # nothing to render (not "undo the edit")
+    (pytester.path / "mine.md").write_text("my notes\n")
+    res = run("--mlip-no-builtin", "--mlip-summary-md=mine.md", model="emt")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR and (pytester.path / "mine.md").read_text() == "my notes\n"

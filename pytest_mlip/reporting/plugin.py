@@ -96,8 +96,9 @@ def pytest_configure(config):
         if not is_worker(config):
             _configure_outputs(config, rep)
     except MlipError as exc:
-        from ..plugin import usage_error
+        from ..plugin import _usage_stopped, usage_error
 
+        _usage_stopped(config, exc)  # a baseline refused: the outputs, when ours, say so
         raise usage_error(config, exc) from None
     config.stash[REPORT_KEY] = rep
     if not is_worker(config):

@@ -503,6 +503,11 @@ def rerender(folder) -> list[Path]:
         raise ReportError(f"{src} is not valid JSON ({exc}); fix the edit or regenerate the report") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ReportError(f"{src} is not a pytest-mlip report; pass the folder pytest --mlip-report=DIR wrote")
+    stopped = data.get("incomplete", {}).get("interrupted") if isinstance(data.get("incomplete"), dict) else None
+    if data.get("complete") is False and not data.get("verdicts") and isinstance(data.get("run"), dict) \
+            and data["run"].get("finished") is False and stopped:
+        raise ReportError(f"{src} is the page of a run that reported nothing ({stopped}): there is nothing to "
+                          "render; run pytest --mlip-report=DIR again")
     try:
         parse_notes(data.get("notes"))  # validated before the report is re-rendered
     except ValidationError as exc:

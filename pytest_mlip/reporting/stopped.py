@@ -27,6 +27,10 @@ from pathlib import Path
 HEADLINE = "INCOMPLETE run, stopped by the watchdog"
 #: the pages a run writes when it starts: read after the run, they mean it died without writing its report
 RUNNING = "INCOMPLETE run, started and not finished"
+#: the pages of a run a usage error stopped before any model call (the previous run's pages must not stand for it)
+USAGE = "INCOMPLETE run, stopped by a usage error"
+#: how each headline's run ended, in report.json's incomplete block
+WHY = {HEADLINE: "stopped by the watchdog", RUNNING: "started and not finished", USAGE: "stopped by a usage error"}
 
 
 def register(config, rep) -> None:
@@ -70,6 +74,26 @@ def write_stopped(config, rep, stuck: str, headline: str = HEADLINE) -> str | No
     return f"wrote the {' and the '.join(written)}, marked {headline}: they hold no verdict of this run"
 
 
+def write_usage_stopped(config, target: str, message: str) -> None:
+    """A usage error stopped the run before its session started: the summary and report folder it was asked to
+    write, when they are pytest-mlip's (the checks of any run's outputs), say so instead of standing for this run
+    with the previous run's pass (held-out round 11). Outputs that are not ours, or that the error is about, are
+    left as they are."""
+    import types
+
+    from ..errors import MlipError
+    from .plugin import ReportingRun, _configure_outputs
+
+    if not (config.getoption("mlip_report", None) or config.getoption("mlip_summary_md", None)):
+        return
+    rep = ReportingRun(config, types.SimpleNamespace(target=target))
+    try:
+        _configure_outputs(config, rep)
+        write_stopped(config, rep, f"pytest-mlip refused it before any model call: {message}", USAGE)
+    except (MlipError, OSError):
+        pass  # the error is about the outputs, or they cannot be written: nothing of them is touched
+
+
 def _running_text(started: str) -> str:
     return (f"the run started at {started} and did not write its report: if no pytest-mlip process is still "
             "running, it ended abnormally (killed, a crash in native code, out of memory)")
@@ -80,6 +104,8 @@ def _wording(headline: str, code: str = " (exit 2)") -> tuple[str, str]:
     if headline == HEADLINE:
         return (f"the watchdog ended the run{code} before any verdict was reported",
                 "fix the model or raise --mlip-timeout, then run again")
+    if headline == USAGE:
+        return "nothing was run (exit 4)", "fix what the error names, then run again"
     return "no verdict of it was reported", "read the job's log for how it ended, then run again"
 
 
@@ -91,14 +117,15 @@ def summary_text(run: dict, stuck: str, report_dir: Path | None, headline: str =
     return (f"{SUMMARY_HEAD} `{run['target']}`: {headline}\n\n"
             f"**INCOMPLETE: {stuck}; {how}.**\n\n"
             f"No verdict of this run is reported: this is not a result. {fix[0].upper() + fix[1:]}.\n\n"
-            f"Provenance: run `{run['id']}` (never finished), code `{run['code_version']}`{where}.\n")
+            + (f"Provenance: run `{run['id']}` (never finished), code `{run['code_version']}`{where}.\n" if run["id"]
+               else f"Provenance: none (no run was started in the store){where}.\n"))
 
 
 def report_json(run: dict, stuck: str, headline: str = HEADLINE) -> dict:
     """report.json of a stopped run: the incomplete block first, no verdicts, ``complete`` false."""
     from .report import FORMAT, VERSION
 
-    why = "stopped by the watchdog" if headline == HEADLINE else "started and not finished"
+    why = WHY[headline]
     block = {"count": 0, "stopped": f"{why}: {stuck}", "interrupted": why,
              "fails_run": True, "errors": [], "crashed": [], "not_run": [], "dead_workers": []}
     return {"incomplete": block, "complete": False, "format": FORMAT, "version": VERSION,
@@ -110,9 +137,9 @@ def report_markdown(run: dict, stuck: str, headline: str = HEADLINE) -> str:
     return (f"# pytest-mlip report: `{run['target']}`: {headline}\n\n"
             f"> **{headline}.** {stuck[0].upper() + stuck[1:]}; {how}. This report holds no verdict and no "
             "number: it is not a result of the run.\n\n"
-            f"- run: `{run['id']}` (never finished in the provenance store `{run['store']}`)\n"
-            f"- code version: `{run['code_version']}`\n"
-            f"- {fix}\n")
+            + (f"- run: `{run['id']}` (never finished in the provenance store `{run['store']}`)\n"
+               f"- code version: `{run['code_version']}`\n" if run["id"] else "- run: none was started in the store\n")
+            + f"- {fix}\n")
 
 
 def report_html(run: dict, stuck: str, headline: str = HEADLINE) -> str:
