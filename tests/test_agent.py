@@ -487,3 +487,19 @@ def test_detect_on_a_factory_that_fails_is_one_line(tmp_path, monkeypatch, capsy
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and words in err[0] and "fix the factory" in err[0], err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_suite_of_laws_outside_the_default_evidence_is_run(tmp_path, capsys):
+    """detect --suite naming a zero-net-force file ran none of it (only the laws of the built-in default evidence
+    were taken) and said 'no hypothesis', exit 0, on a NaN model (held-out round 11): a named suite runs every
+    contract a planner can widen."""
+    suite = tmp_path / "mlip_mine.toml"
+    suite.write_text('[[contract]]\nname = "my-znf"\ncheck = "zero_net_force"\n'
+                     'structures = [ { kind = "molecule", name = "H2O" } ]\n')
+    rc = detect("--mlip", "tests.mutants:NanEverywhere", "--mlip-committee", "none", "--suite", str(suite),
+                "--output", str(tmp_path / "out"), "--tests-dir", str(tmp_path / "generated_tests"))
+    assert rc == 1 and "MODEL BROKEN" in capsys.readouterr().err
+    rc = detect("--mlip", CLEAN, "--mlip-committee", "none", "--suite", str(suite), "--output",
+                str(tmp_path / "clean"), "--tests-dir", str(tmp_path / "generated_tests"))
+    assert rc == 0
+    assert "my-znf" in (tmp_path / "clean" / "report.md").read_text()

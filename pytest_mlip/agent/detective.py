@@ -222,15 +222,23 @@ class Detective:
             self.log(f"evidence: none given; running {which} on the target and committee")
             from .validator import open_checks
 
-            # by default only contracts whose check the planners can write protocols for
+            # the built-in suite: by default the contracts of the laws whose playbooks widen from a first run; a suite
+            # the user names: every contract of it a planner can write protocols for (a zero-net-force file ran
+            # nothing, and a NaN model got 'no hypothesis' and exit 0: held-out round 11)
             from .playbook import playbook_for
 
-            opened = {c for c in open_checks() if playbook_for(c).default_evidence}
+            opened = set(open_checks()) if self.suite_files else \
+                {c for c in open_checks() if playbook_for(c).default_evidence}
             names = [n for n in suite if (n in self.contracts if self.contracts else suite[n].check in opened)]
             if self.contracts:
                 unknown = sorted(set(self.contracts) - set(suite))
                 if unknown:
                     raise MlipError(f"unknown built-in contract(s) {', '.join(unknown)}; known: {', '.join(suite)}")
+            if not names:
+                files = ", ".join(map(str, self.suite_files or [])) or "the built-in suite"
+                raise MlipError(f"none of the contracts of {files} is of a law the detective widens "
+                                f"({', '.join(sorted(opened))}): it would check nothing; name other contracts with "
+                                "--suite or --contracts")
             items = ev.gather(self.target, self.committee, ledger, contracts=names, log=self.log, suite=suite)
             source = "gathered (built-in contracts through pytest_mlip.testing.run_contract)"
         if self.contracts and (self.report_source or self.store_source):
