@@ -290,6 +290,13 @@ def test_evidence_from_a_pytest_report_and_budget_exhaustion(tmp_path, pytester)
         from_report(pytester.path / "rep", target=CLEAN)
     assert detect("--mlip", CLEAN, "--mlip-committee", FRESH, "--suite", SUITE, "--mlip-report",
                   str(pytester.path / "rep"), "--output", str(tmp_path / "out3"), "--tests-dir", "none") == 2
+    # held-out round 11: the report of an interrupted run gave 'no hypothesis' and exit 0 on its partial evidence
+    data = json.loads((pytester.path / "rep" / "report.json").read_text())
+    data["incomplete"] = {"count": 2, "interrupted": "interrupted (Ctrl-C)", "fails_run": True}
+    (pytester.path / "rep" / "report.json").write_text(json.dumps(data))
+    with pytest.raises(MlipError, match="is the report of an INCOMPLETE run .the run was interrupted"):
+        from_report(pytester.path / "rep", target=FRESH)
+    assert from_report(pytester.path / "rep", target=FRESH, named=True)
 
 
 def test_unknown_model_is_a_one_line_error(tmp_path, capsys):

@@ -203,7 +203,8 @@ class Detective:
         if self.report_source:
             from ..models.registry import resolve
 
-            items = ev.from_report(self.report_source, ledger, target=resolve(self.target).info.name)
+            items = ev.from_report(self.report_source, ledger, target=resolve(self.target).info.name,
+                                   named=bool(self.contracts))
             source = f"report {self.report_source}"
         elif self.store_source:
             from ..models.registry import resolve

@@ -87,9 +87,11 @@ def item_from_verdict(verdict, ids: dict, source: str) -> EvidenceItem:
 # --- sources -------------------------------------------------------------------------------------------------------
 
 
-def from_report(path, ledger=None, target: str | None = None) -> list[EvidenceItem]:
+def from_report(path, ledger=None, target: str | None = None, named: bool = False) -> list[EvidenceItem]:
     """Evidence from a report folder or its report.json (adopting the snapshot's artifacts into ``ledger``);
-    with ``target`` (a model name), a report of another target is refused."""
+    with ``target`` (a model name), a report of another target is refused; so is the report of an incomplete run,
+    unless the contracts to widen are ``named`` (--contracts): its verdicts are partial, and 'no hypothesis' on them
+    read as a clean model (held-out round 11)."""
     path = Path(path)
     if path.is_dir():
         path = path / "report.json"
@@ -107,6 +109,13 @@ def from_report(path, ledger=None, target: str | None = None) -> list[EvidenceIt
     if target is not None and ran != target:
         raise MlipError(f"{path} is a report on {ran}, not on the target {target}: its verdicts are not evidence about "
                         f"{target}; pass a report of pytest --mlip={target} --mlip-report=DIR")
+    inc = data.get("incomplete")
+    if isinstance(inc, dict) and inc.get("fails_run") and not named:
+        how = f"the run was {inc['interrupted']}; " if inc.get("interrupted") else ""
+        raise MlipError(f"{path} is the report of an INCOMPLETE run ({how}{inc.get('count', 0)} problem(s) its "
+                        "verdicts do not cover): its evidence is partial, and finding nothing in it would read as a "
+                        "clean model; rerun pytest --mlip-report=DIR to completion, or name the contracts to widen "
+                        "with --contracts")
     out = []
     for v in data.get("verdicts", []):
         probes, pids = {}, {}
