@@ -2338,3 +2338,37 @@ def test_a_usage_error_leaves_no_earlier_pass_standing_for_the_run(run, pytester
     (pytester.path / "mine.md").write_text("my notes\n")
     res = run("--mlip-no-builtin", "--mlip-summary-md=mine.md", model="emt")
     assert res.ret == pytest.ExitCode.USAGE_ERROR and (pytester.path / "mine.md").read_text() == "my notes\n"
+
+
+REWRITES = """import numpy as np
+from ase.calculators.emt import EMT
+
+
+class Rewrites(EMT):
+    def calculate(self, atoms=None, *args, **kwargs):
+        if atoms is not None and MODE == "hydrogen":
+            atoms.numbers = np.ones(len(atoms), dtype=int)
+        elif atoms is not None and MODE == "wrap":
+            atoms.positions += atoms.cell.sum(axis=0) * atoms.pbc
+            atoms.wrap()
+        super().calculate(atoms, *args, **kwargs)
+
+
+def factory():
+    return Rewrites()
+"""
+
+
+@pytest.mark.parametrize("mode, ret", [("hydrogen", 1), ("wrap", 0)])
+def test_a_model_that_rewrites_its_input_is_an_error(run, pytester, mode, ret):
+    """A model that made every atom of its input H before computing had its outputs checked as the given structure's
+    and passed (held-out round 11): a call that changes the structure it was given is an error naming what changed;
+    wrapping atoms into the cell (a lattice translation) is the same structure."""
+    pytester.makepyfile(**{f"rewrites_{mode}": f"MODE = {mode!r}\n" + REWRITES})
+    contracts(pytester, **{"contracts/mlip_x.toml": '[[contract]]\nname = "net"\ncheck = "zero_net_force"\n'
+                                                    'structures = [ { kind = "bulk", name = "Cu", cubic = true, '
+                                                    'rattle = 0.05 } ]\n'})
+    res = run("--mlip-no-builtin", model=f"rewrites_{mode}:factory")
+    assert res.ret == ret, res.stdout.str()[-3000:]
+    if ret:
+        assert "the model changed the structure it was given (elements Cu4 became H4)" in res.stdout.str()

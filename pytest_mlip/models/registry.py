@@ -168,7 +168,40 @@ class LoadedModel:
 
             work = atoms.copy()
             work.calc = self.calc
-            return named_call(self.spec)(read_outputs, self.name, self.calc, work, properties)
+            out = named_call(self.spec)(read_outputs, self.name, self.calc, work, properties)
+            changed = changed_structure(atoms, work)
+            if changed:
+                from ..errors import ModelEvaluationError
+
+                raise ModelEvaluationError(self.name, atoms, f"the model changed the structure it was given ({changed}) "
+                                                             "and returned outputs of another one; a calculator must "
+                                                             "not modify its input atoms")
+            return out
+
+
+def changed_structure(given, after) -> str:
+    """What a model call changed of the structure it was given (its atoms, elements, cell, periodicity, or positions
+    beyond a lattice translation: wrapping atoms into the cell is the same structure), or "". A model that rewrote its
+    input (every atom made H) had its outputs checked as the given structure's (held-out round 11)."""
+    import numpy as np
+
+    if len(after) != len(given):
+        return f"{len(given)} atoms became {len(after)}"
+    if not np.array_equal(after.numbers, given.numbers):
+        return f"elements {given.get_chemical_formula()} became {after.get_chemical_formula()}"
+    if not np.array_equal(after.pbc, given.pbc):
+        return "its periodicity"
+    if not np.allclose(after.cell.array, given.cell.array, rtol=0, atol=1e-8):
+        return "its cell"
+    delta = after.positions - given.positions
+    periodic = given.pbc & (given.cell.lengths() > 0)
+    if periodic.any():  # a lattice translation along periodic directions is the same structure
+        frac = np.linalg.lstsq(given.cell.array.T, delta.T, rcond=None)[0].T
+        frac[:, ~periodic] = 0.0
+        delta = delta - np.rint(frac) @ given.cell.array
+    if not np.allclose(delta, 0.0, rtol=0, atol=1e-6):
+        return f"positions moved by up to {float(np.abs(delta).max()):.3g} A"
+    return ""
 
 
 _LOADED: dict[str, LoadedModel] = {}
