@@ -251,7 +251,7 @@ def _configure(config, stage: list):
     for line in THIRD_PARTY_NOISE:
         config.addinivalue_line("filterwarnings", line)
     from .models import factory, weights
-    from .models.registry import default_committee, resolve
+    from .models.registry import default_committee, refuse_repeated_models, resolve
 
     factory.SEARCH_PATHS[:] = list(dict.fromkeys(
         [str(config.rootpath)] + [str(p) for p in config.getini("pythonpath")]))
@@ -280,13 +280,9 @@ def _configure(config, stage: list):
             if not committee:
                 raise MlipError(f"--mlip-committee={raw!r} names no model; list models (a,b) or pass "
                                 "--mlip-committee=none for the target alone")
-            seen = {entry.name: f"the target ({target})"}
+            refuse_repeated_models(target, committee)
             for c in committee:
                 e = resolve(c)
-                if e.name in seen:
-                    raise MlipError(f"--mlip-committee lists {c!r}, which is {seen[e.name]} already; a committee "
-                                    "holds other models, each once: remove it from the list")
-                seen[e.name] = f"listed as {c!r}"
                 loading[:] = [f"loading model {c!r}"]
                 why = _make_available(config, e)
                 if why:

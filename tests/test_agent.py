@@ -510,3 +510,37 @@ def test_a_suite_of_laws_outside_the_default_evidence_is_run(tmp_path, capsys):
                 str(tmp_path / "clean"), "--tests-dir", str(tmp_path / "generated_tests"))
     assert rc == 0
     assert "my-znf" in (tmp_path / "clean" / "report.md").read_text()
+
+
+def test_detect_refuses_links_special_files_and_a_repeated_model_before_any_call(tmp_path, capsys):
+    """Held-out round 11: a symbolic link swapped in for out/report.md (run.json, detective.json) had a rerun
+    overwrite the user's file it pointed to; --tests-dir naming a file or a FIFO ended in a traceback after every
+    probe; a committee naming the target ran without a word. Each is one line, exit 2, nothing touched."""
+    import os
+
+    suite = tmp_path / "mlip_mine.toml"
+    suite.write_text('[[contract]]\nname = "my-znf"\ncheck = "zero_net_force"\n'
+                     'structures = [ { kind = "molecule", name = "H2O" } ]\n')
+    out = tmp_path / "out"
+    common = ["--mlip", CLEAN, "--mlip-committee", "none", "--suite", str(suite), "--output", str(out)]
+    assert detect(*common, "--tests-dir", str(tmp_path / "gt")) == 0
+    capsys.readouterr()
+    mine = tmp_path / "mine.md"
+    mine.write_text("my notes\n")
+    (out / "report.md").unlink()
+    (out / "report.md").symlink_to(mine)
+    assert detect(*common, "--tests-dir", str(tmp_path / "gt")) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "holds a symbolic link" in err[0] and "report.md" in err[0], err
+    assert mine.read_text() == "my notes\n"
+    (out / "report.md").unlink()
+    for name, make in (("file", lambda p: p.write_text("x\n")), ("fifo", os.mkfifo)):
+        path = tmp_path / name
+        make(path)
+        assert detect(*common, "--tests-dir", str(path)) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "is not a folder" in err[0], err
+    assert detect("--mlip", CLEAN, "--mlip-committee", CLEAN, "--suite", str(suite), "--output",
+                  str(tmp_path / "o2")) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "which is the target" in err[0], err

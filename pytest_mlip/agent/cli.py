@@ -93,7 +93,10 @@ def run(args) -> int:
         committee = []
     else:
         committee = [c.strip() for c in args.committee.split(",") if c.strip()]
+    from ..models.registry import refuse_repeated_models
     from ..plugin import load_users_model
+
+    refuse_repeated_models(args.target, committee)
 
     for spec in [args.target] + committee:  # the user's factory or model file: its mistakes are one line, as in pytest
         load_users_model(spec, debug="pytest --mlip=... --mlip-debug shows the traceback")

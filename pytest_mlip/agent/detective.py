@@ -152,13 +152,14 @@ class Detective:
             why = entry.unavailable(entry.weights)
             if why:
                 raise MlipError(f"model {entry.name!r} is not usable here: {why}")
-        from .outputs import claim_output_folder
+        from .outputs import check_tests_dir, claim_output_folder
 
         memory = EvidenceMemory(self.memory_path)
         foreign = memory.foreign()
         if foreign:
             raise MlipError(f"--memory {self.memory_path} {foreign}; it is left as it is: pass a new file or the "
                             "memory.jsonl of an earlier detect run")
+        check_tests_dir(self.tests_dir)
         claim_output_folder(self.out)
         run_id = new_run_id()
         for problem in memory.broken:

@@ -106,15 +106,54 @@ def claim_output_folder(out: Path) -> None:
     from ..errors import MlipError
 
     out = Path(out)
+    if out.is_symlink():
+        raise MlipError(f"--output {out} is a symbolic link: detect never writes through links; name the folder "
+                        "itself, or a new one")
     if out.exists() and not out.is_dir():
         raise MlipError(f"--output {out} is a file: name a folder for the detective's outputs")
     if out.is_dir() and any(out.iterdir()) and not (out / OUTPUT_MARKER).is_file():
         raise MlipError(f"--output {out} is a folder pytest-mlip detect did not write (not empty, no {OUTPUT_MARKER} "
                         "file); its files are left as they are: name a new or empty folder")
+    odd = _not_plain(out)
+    if odd:  # a link swapped in for report.md, run.json, ... had a rerun overwrite the user's file (held-out round 11)
+        raise MlipError(f"--output {out} holds {odd}: detect never writes through links or into special files, and "
+                        "replaces only its own; move it away (or name a new folder)")
     out.mkdir(parents=True, exist_ok=True)
     marker = out / OUTPUT_MARKER
     if not marker.is_file():
         marker.write_text("written by pytest-mlip detect: a later detect run with --output here replaces its files\n")
+
+
+def _not_plain(folder: Path) -> str:
+    """The first entry under ``folder`` that is a symbolic link or a special file (FIFO, device, socket), named."""
+    import os
+    import stat
+
+    if not folder.is_dir():
+        return ""
+    for root, dirs, files in os.walk(folder):
+        for name in sorted(dirs + files):
+            path = Path(root) / name
+            mode = path.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                return f"a symbolic link, {path}"
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                return f"a special file (a pipe, device or socket), {path}"
+    return ""
+
+
+def check_tests_dir(tests_dir: Path | None) -> None:
+    """``--tests-dir``: a folder (new or existing) for the protocol files; a file, pipe or link there ended the run
+    in a traceback after every probe had run (held-out round 11)."""
+    from ..errors import MlipError
+
+    if tests_dir is None:
+        return
+    if tests_dir.is_symlink():
+        raise MlipError(f"--tests-dir {tests_dir} is a symbolic link: name the folder itself (or none)")
+    if tests_dir.exists() and not tests_dir.is_dir():
+        raise MlipError(f"--tests-dir {tests_dir} is not a folder: name a folder for the protocol files (e.g. "
+                        "generated_tests), or none")
 
 
 def written_later(run_id: str, escalation_folders: list[str], memory: str) -> set[str]:

@@ -179,6 +179,20 @@ class LoadedModel:
             return out
 
 
+def refuse_repeated_models(target: str, committee: list[str]) -> None:
+    """A committee holds other models than the target, each once (pytest and detect alike: detect ran a committee
+    naming the target as an empty one without a word, held-out round 11)."""
+    from ..errors import MlipError
+
+    seen = {resolve(target).name: f"the target ({target})"}
+    for c in committee:
+        name = resolve(c).name
+        if name in seen:
+            raise MlipError(f"--mlip-committee lists {c!r}, which is {seen[name]} already; a committee holds other "
+                            "models, each once: remove it from the list")
+        seen[name] = f"listed as {c!r}"
+
+
 def changed_structure(given, after) -> str:
     """What a model call changed of the structure it was given (its atoms, elements, cell, periodicity, or positions
     beyond a lattice translation: wrapping atoms into the cell is the same structure), or "". A model that rewrote its
