@@ -394,13 +394,14 @@ def _owns_the_process() -> bool:
     import sys
 
     config_module = os.path.join("_pytest", "config", "__init__.py")
-    frame, mains, console = sys._getframe(), 0, False
+    frame, names = sys._getframe(), []
     while frame is not None:
         if frame.f_code.co_filename.endswith(config_module):
-            mains += frame.f_code.co_name == "main"
-            console = console or frame.f_code.co_name == "console_main"
+            names.append(frame.f_code.co_name)
         frame = frame.f_back
-    return console and mains == 1
+    # pytest 9 names them _console_main and _main (pytest.main and console_main call those); pytest 8 main alone
+    mains = names.count("_main") if "_main" in names else names.count("main")
+    return bool({"console_main", "_console_main"} & set(names)) and mains == 1
 
 
 #: the run's exit status once pytest-mlip's session finisher has set it (read by the os._exit guard's undo)

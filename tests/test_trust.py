@@ -2251,7 +2251,7 @@ def test_a_hook_that_rewrites_a_failed_contract_does_not_pass_the_gate(run, pyte
 ATEXIT_EXIT = """import atexit, os
 from ase.calculators.emt import EMT
 
-atexit.register(os._exit, 0)
+atexit.register(lambda: os._exit(0))  # os._exit looked up as the process ends
 
 
 class Pushed(EMT):
