@@ -208,7 +208,7 @@ def pytest_configure(config):
     try:
         _configure(config, stage)
     except KeyboardInterrupt:
-        _interrupted_while_preparing(config, stage[0])
+        _interrupted_while_preparing(config, stage[0], pages=len(stage) > 1 and bool(stage[1]))
         raise
     except pytest.UsageError as exc:
         _usage_stopped(config, exc)
@@ -248,6 +248,9 @@ def _configure(config, stage: list):
         return
     _check_path_arguments(config)
     guard_process_exit(config)
+    from .reporting.stopped import write_starting
+
+    stage.append(write_starting(config, target))  # the pages say INCOMPLETE before a factory can crash the process
     for line in THIRD_PARTY_NOISE:
         config.addinivalue_line("filterwarnings", line)
     from .models import factory, weights
@@ -258,7 +261,7 @@ def _configure(config, stage: list):
 
     weights.set_offline(bool(config.getoption("mlip_offline")) or None)
     loading = stage  # the model being made available or loaded: a Ctrl-C there is named after it
-    loading[:] = [f"loading model {target!r}"]
+    loading[0] = f"loading model {target!r}"
     try:
         _check_environment(config)
         entry = resolve(target)
@@ -283,16 +286,16 @@ def _configure(config, stage: list):
             refuse_repeated_models(target, committee)
             for c in committee:
                 e = resolve(c)
-                loading[:] = [f"loading model {c!r}"]
+                loading[0] = f"loading model {c!r}"
                 why = _make_available(config, e)
                 if why:
                     raise MlipError(f"committee model {e.name!r} is not usable here: {why}")
         for spec in [target, *committee]:
-            loading[:] = [f"loading model {spec!r}"]
+            loading[0] = f"loading model {spec!r}"
             load_users_model(spec)
     except MlipError as exc:
         raise usage_error(config, exc) from None
-    loading[:] = ["reading the contract files"]
+    loading[0] = "reading the contract files"
     config.stash[STATE_KEY] = MlipSession(config, target, committee)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(p) for p in _default_paths(config)]
@@ -467,18 +470,17 @@ def runs_nothing(config) -> bool:
     return bool(config.getoption("mlip_contracts", False) or config.getoption("collectonly", False))
 
 
-def _interrupted_while_preparing(config, stage: str):
+def _interrupted_while_preparing(config, stage: str, pages: bool = False):
     """Ctrl-C while the run is prepared (a model loads, the contract files are read) comes before pytest's terminal
-    exists: the run ended without a byte of output (held-out cases). One line says what happened; nothing was run,
-    and no store run, report or summary is written (those start with the session), so nothing there claims a run."""
+    exists: the run ended without a byte of output (held-out cases). One line says what happened: nothing was run,
+    no store run or baseline was written, and the summary and report folder asked for (``pages``: written before the
+    models loaded) say INCOMPLETE, started and not finished: nothing there claims a run."""
     import sys
 
-    asked = [name for dest, name in (("mlip_report", "--mlip-report"), ("mlip_summary_md", "--mlip-summary-md"),
-                                     ("mlip_update_baseline", "--mlip-update-baseline"))
-             if config.getoption(dest, None)]
-    outputs = f" ({', '.join(asked)}: not written)" if asked else ""
-    print(f"pytest-mlip: interrupted (Ctrl-C) while {stage}; nothing was run and no store run, "
-          f"report, summary or baseline was written{outputs}", file=sys.stderr, flush=True)
+    marked = "; the summary and report folder say INCOMPLETE (started and not finished)" if pages else ""
+    baseline = " (--mlip-update-baseline: not written)" if config.getoption("mlip_update_baseline", None) else ""
+    print(f"pytest-mlip: interrupted (Ctrl-C) while {stage}; nothing was run and no store run or baseline was "
+          f"written{baseline}{marked}", file=sys.stderr, flush=True)
 
 
 def debug(config) -> bool:

@@ -1505,9 +1505,18 @@ def test_ctrl_c_while_the_factory_loads_says_so_in_one_line(pytester):
     assert res.ret == pytest.ExitCode.INTERRUPTED
     err = [ln for ln in res.stderr.str().splitlines() if ln.strip()]
     assert len(err) == 1 and "interrupted (Ctrl-C) while loading model 'kbint:factory'" in err[0], err
-    assert "nothing was run" in err[0] and "--mlip-report, --mlip-summary-md, --mlip-update-baseline" in err[0]
-    left = [p for p in ("rep", "s.md", "b.json", ".mlip") if (pytester.path / p).exists()]
-    assert not left, left
+    assert "nothing was run" in err[0] and "--mlip-update-baseline: not written" in err[0]
+    assert "the summary and report folder say INCOMPLETE (started and not finished)" in err[0]
+    assert_started_not_finished(pytester)
+
+
+def assert_started_not_finished(pytester):
+    """Nothing claims a run: no baseline, no store; the summary and report folder asked for say INCOMPLETE (written
+    before the models loaded: a process killed while a factory loads leaves those, not an earlier pass)."""
+    assert not (pytester.path / "b.json").exists() and not (pytester.path / ".mlip").exists()
+    assert "INCOMPLETE run, started and not finished" in (pytester.path / "s.md").read_text()
+    data = json.loads((pytester.path / "rep" / "report.json").read_text())
+    assert data["complete"] is False and not data["verdicts"]
 
 
 def test_sigint_while_a_slow_factory_loads_says_so_in_one_line(pytester):
@@ -1527,7 +1536,7 @@ def test_sigint_while_a_slow_factory_loads_says_so_in_one_line(pytester):
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, (out, err)
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1 and "while loading model 'slowload:factory'; nothing was run" in lines[0], (out, err)
-    assert not (pytester.path / "rep").exists() and not (pytester.path / "s.md").exists()
+    assert_started_not_finished(pytester)
 
 
 def test_ctrl_c_while_the_contract_files_are_read_says_so_in_one_line(pytester):
@@ -1545,7 +1554,7 @@ def test_ctrl_c_while_the_contract_files_are_read_says_so_in_one_line(pytester):
     assert res.ret == pytest.ExitCode.INTERRUPTED
     err = [ln for ln in res.stderr.str().splitlines() if ln.strip()]
     assert len(err) == 1 and "interrupted (Ctrl-C) while reading the contract files; nothing was run" in err[0], err
-    assert not [p for p in ("rep", "s.md", "b.json") if (pytester.path / p).exists()]
+    assert_started_not_finished(pytester)
 
 
 def test_ctrl_c_while_pytest_loads_its_plugins_is_one_line(pytester):
@@ -2372,3 +2381,22 @@ def test_a_model_that_rewrites_its_input_is_an_error(run, pytester, mode, ret):
     assert res.ret == ret, res.stdout.str()[-3000:]
     if ret:
         assert "the model changed the structure it was given (elements Cu4 became H4)" in res.stdout.str()
+
+
+def test_a_run_killed_while_its_factory_loads_leaves_no_earlier_pass(run, pytester):
+    """SIGKILL (or a segfault) while a slow factory loaded left the previous run's passing summary and report
+    standing for the run (held-out round 11): they say INCOMPLETE before any model loads."""
+    import signal
+    import subprocess
+
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    assert run("--mlip-no-builtin", *OUTPUTS[:2], model="emt").ret == 0
+    assert "all hard contracts pass" in (pytester.path / "s.md").read_text()
+    pytester.makepyfile(slowkill="import pathlib, time\nfrom ase.calculators.emt import EMT\n\n"
+                                 "def factory():\n    pathlib.Path('loading').touch()\n    time.sleep(60)\n"
+                                 "    return EMT()\n")
+    proc = spawn_until(pytester, "slowkill:factory", "loading", *OUTPUTS[:2], stderr=subprocess.PIPE)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=120)
+    assert "INCOMPLETE run, started and not finished" in (pytester.path / "s.md").read_text()
+    assert not json.loads((pytester.path / "rep" / "report.json").read_text())["verdicts"]

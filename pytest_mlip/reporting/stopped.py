@@ -74,24 +74,40 @@ def write_stopped(config, rep, stuck: str, headline: str = HEADLINE) -> str | No
     return f"wrote the {' and the '.join(written)}, marked {headline}: they hold no verdict of this run"
 
 
-def write_usage_stopped(config, target: str, message: str) -> None:
-    """A usage error stopped the run before its session started: the summary and report folder it was asked to
-    write, when they are pytest-mlip's (the checks of any run's outputs), say so instead of standing for this run
-    with the previous run's pass (held-out round 11). Outputs that are not ours, or that the error is about, are
-    left as they are."""
+def write_before_session(config, target: str, stuck: str, headline: str) -> bool:
+    """The summary and report folder a run was asked to write, written as INCOMPLETE pages before its session
+    starts (when they are pytest-mlip's: the checks of any run's outputs). Returns whether anything was written.
+    Outputs that are not ours, or that a usage error is about, are left as they are (that error says so)."""
     import types
 
     from ..errors import MlipError
+    from ..plugin import runs_nothing
     from .plugin import ReportingRun, _configure_outputs
 
-    if not (config.getoption("mlip_report", None) or config.getoption("mlip_summary_md", None)):
-        return
+    if runs_nothing(config) or getattr(config, "workerinput", None) is not None \
+            or not (config.getoption("mlip_report", None) or config.getoption("mlip_summary_md", None)):
+        return False
     rep = ReportingRun(config, types.SimpleNamespace(target=target))
     try:
         _configure_outputs(config, rep)
-        write_stopped(config, rep, f"pytest-mlip refused it before any model call: {message}", USAGE)
+        return write_stopped(config, rep, stuck, headline) is not None
     except (MlipError, OSError):
-        pass  # the error is about the outputs, or they cannot be written: nothing of them is touched
+        return False
+
+
+def write_starting(config, target: str) -> bool:
+    """Before the models load: a process killed or crashed while a factory loads (SIGKILL, a segfault) left the
+    previous run's passing summary and report standing for it (held-out round 11)."""
+    import time
+
+    return write_before_session(config, target, _running_text(time.strftime("%Y-%m-%d %H:%M:%S UTC",
+                                                                            time.gmtime())), RUNNING)
+
+
+def write_usage_stopped(config, target: str, message: str) -> bool:
+    """A usage error stopped the run before its session started: its summary and report folder say so instead of
+    standing for this run with the previous run's pass (held-out round 11)."""
+    return write_before_session(config, target, f"pytest-mlip refused it before any model call: {message}", USAGE)
 
 
 def _running_text(started: str) -> str:
