@@ -546,6 +546,12 @@ PATH_OPTIONS = (("mlip_baseline", "--mlip-baseline"), ("mlip_summary_md", "--mli
                 ("mlip_store", "--mlip-store"), ("xmlpath", "--junitxml"))
 
 
+#: what a run writes in its output folder (--mlip-output): the store, worst configurations, the adversary's files,
+#: the reference cache and inputs, process-exit notes
+OUTPUT_ENTRIES = ("provenance.sqlite", "provenance.sqlite-wal", "provenance.sqlite-shm", "provenance.sqlite-journal",
+                  "worst", "adversary", "reference", "reference-inputs", "process-exits")
+
+
 def _check_output_paths(config):
     """Two options naming one file would have one output overwrite the other (a summary written over the baseline
     it was gated against), and a file inside the report folder would be replaced with the report: usage errors."""
@@ -574,6 +580,14 @@ def _check_output_paths(config):
         err = writable_dir_error(output, "--mlip-output")
         if err:
             raise MlipError(f"--mlip-output={raw_out}: {err}")
+    effective = Path(config.rootpath) / Path(str(raw_out or ".mlip")).expanduser()
+    from .reporting.folder import not_plain_entry
+
+    odd = not_plain_entry(effective, OUTPUT_ENTRIES)
+    if odd:
+        raise MlipError(f"the output folder {effective} holds {odd}: pytest-mlip never writes through links or into "
+                        "special files there (worst configurations, adversary scripts); remove it, or give "
+                        "--mlip-output another folder")
     report = config.getoption("mlip_report", None)
     if report:
         folder = Path(os.path.realpath(base / Path(str(report)).expanduser()))

@@ -2406,3 +2406,22 @@ def test_a_run_killed_while_its_factory_loads_leaves_no_earlier_pass(run, pytest
     proc.communicate(timeout=120)
     assert "INCOMPLETE run, started and not finished" in (pytester.path / "s.md").read_text()
     assert not json.loads((pytester.path / "rep" / "report.json").read_text())["verdicts"]
+
+
+def test_links_in_the_output_folder_are_refused_before_any_call(run, pytester):
+    """A symbolic link swapped in for a file of .mlip/adversary/ (the reproduction script, the worst configuration)
+    had the adversary overwrite the user's file it pointed to (held-out round 11): a link or special file where a run
+    writes in its output folder is a usage error; the user's file is untouched."""
+    contracts(pytester, **{"contracts/mlip_x.toml": NET_FORCE.format(name="net")})
+    assert run("--mlip-no-builtin", model="emt").ret == 0
+    mine = pytester.path / "user.py"
+    mine.write_text("print('mine')\n")
+    folder = pytester.path / ".mlip" / "adversary" / "emt"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "net_repro.py").symlink_to(mine)
+    one_line_usage_error(run("--mlip-no-builtin", model="emt"), "holds a symbolic link", "net_repro.py",
+                         "remove it")
+    assert mine.read_text() == "print('mine')\n"
+    (folder / "net_repro.py").unlink()
+    os.mkfifo(pytester.path / ".mlip" / "worst.fifo")  # not where a run writes: left alone
+    assert run("--mlip-no-builtin", model="emt").ret == 0

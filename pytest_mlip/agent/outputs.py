@@ -114,7 +114,9 @@ def claim_output_folder(out: Path) -> None:
     if out.is_dir() and any(out.iterdir()) and not (out / OUTPUT_MARKER).is_file():
         raise MlipError(f"--output {out} is a folder pytest-mlip detect did not write (not empty, no {OUTPUT_MARKER} "
                         "file); its files are left as they are: name a new or empty folder")
-    odd = _not_plain(out)
+    from ..reporting.folder import not_plain_entry
+
+    odd = not_plain_entry(out)
     if odd:  # a link swapped in for report.md, run.json, ... had a rerun overwrite the user's file (held-out round 11)
         raise MlipError(f"--output {out} holds {odd}: detect never writes through links or into special files, and "
                         "replaces only its own; move it away (or name a new folder)")
@@ -122,24 +124,6 @@ def claim_output_folder(out: Path) -> None:
     marker = out / OUTPUT_MARKER
     if not marker.is_file():
         marker.write_text("written by pytest-mlip detect: a later detect run with --output here replaces its files\n")
-
-
-def _not_plain(folder: Path) -> str:
-    """The first entry under ``folder`` that is a symbolic link or a special file (FIFO, device, socket), named."""
-    import os
-    import stat
-
-    if not folder.is_dir():
-        return ""
-    for root, dirs, files in os.walk(folder):
-        for name in sorted(dirs + files):
-            path = Path(root) / name
-            mode = path.lstat().st_mode
-            if stat.S_ISLNK(mode):
-                return f"a symbolic link, {path}"
-            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                return f"a special file (a pipe, device or socket), {path}"
-    return ""
 
 
 def check_tests_dir(tests_dir: Path | None) -> None:

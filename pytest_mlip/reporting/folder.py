@@ -223,3 +223,26 @@ def record_written(folder: Path, manifest: dict[str, set[str]], rels: list[str])
     (an edited report.json stays the user's: its notes are not replaced by a later run)."""
     kept = [(rel, d) for rel, ds in manifest.items() if rel not in rels for d in ds]
     _write_marker(folder, kept + [(rel, sha256_of(folder / rel)) for rel in rels])
+
+
+def not_plain_entry(folder: Path, only: tuple[str, ...] | None = None) -> str:
+    """The first entry under ``folder`` (among the top-level names ``only``, when given) that is a symbolic link or a
+    special file (FIFO, device, socket), named, or "". Output folders pytest-mlip writes into (detect's --output,
+    --mlip-output) must hold none: a link swapped in for a file it writes had the user's file it pointed to
+    overwritten (held-out round 11)."""
+    import stat
+
+    if folder.is_symlink() or not folder.is_dir():
+        return ""
+    tops = [folder / name for name in only] if only is not None else sorted(folder.iterdir())
+    for top in tops:
+        for path in [top] + (sorted(p for p in top.rglob("*")) if top.is_dir() and not top.is_symlink() else []):
+            try:
+                mode = path.lstat().st_mode
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(mode):
+                return f"a symbolic link, {path}"
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                return f"a special file (a pipe, device or socket), {path}"
+    return ""
