@@ -247,10 +247,8 @@ def _configure(config, stage: list):
         _refuse_options_without_a_model(config)
         return
     _check_path_arguments(config)
+    _refuse_blocked_parts(config)
     guard_process_exit(config)
-    from .reporting.stopped import write_starting
-
-    stage.append(write_starting(config, target))  # the pages say INCOMPLETE before a factory can crash the process
     for line in THIRD_PARTY_NOISE:
         config.addinivalue_line("filterwarnings", line)
     from .models import factory, weights
@@ -263,7 +261,10 @@ def _configure(config, stage: list):
     loading = stage  # the model being made available or loaded: a Ctrl-C there is named after it
     loading[0] = f"loading model {target!r}"
     try:
-        _check_environment(config)
+        _check_environment(config)  # the options and output paths too: the pages below go only where allowed
+        from .reporting.stopped import write_starting
+
+        stage.append(write_starting(config, target))  # they say INCOMPLETE before a factory can crash the process
         entry = resolve(target)
         reason = _make_available(config, entry)
         if reason:
@@ -494,6 +495,20 @@ def usage_error(config, exc: BaseException) -> pytest.UsageError:
 
         traceback.print_exception(exc)
     return pytest.UsageError(one_line(exc) or type(exc).__name__)
+
+
+def _refuse_blocked_parts(config):
+    """``-p no:pytest_mlip.provenance.plugin`` (or the reporting part) switched off the store, the determinism sample
+    and the incomplete-run gate while the contracts still ran: garbage passed, exit 0 (held-out round 11). pytest-mlip
+    runs whole or not at all (``-p no:mlip``)."""
+    manager = config.pluginmanager
+    for name in pytest_plugins:
+        if name == "pytest_mlip.progress":  # the progress line only: -q does without it too
+            continue
+        if manager.is_blocked(name) or manager.get_plugin(name) is None:
+            raise pytest.UsageError(f"-p no:{name} switches off a part of pytest-mlip that the gate needs (the store, "
+                                    "the reports and the incomplete-run checks, the adversary, the reference, the "
+                                    "fixtures): remove it; -p no:mlip leaves pytest-mlip out as a whole")
 
 
 def _check_path_arguments(config):

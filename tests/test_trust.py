@@ -2425,3 +2425,12 @@ def test_links_in_the_output_folder_are_refused_before_any_call(run, pytester):
     (folder / "net_repro.py").unlink()
     os.mkfifo(pytester.path / ".mlip" / "worst.fifo")  # not where a run writes: left alone
     assert run("--mlip-no-builtin", model="emt").ret == 0
+
+
+@pytest.mark.parametrize("part", ["pytest_mlip.provenance.plugin", "pytest_mlip.reporting.plugin"])
+def test_switching_off_a_part_of_pytest_mlip_is_a_usage_error(run, pytester, part):
+    """-p no:pytest_mlip.reporting.plugin (or the provenance part) ran the contracts without the determinism sample
+    or the incomplete-run gate: a noisy model passed, exit 0 (held-out round 11)."""
+    contracts(pytester, **{"contracts/mlip_x.toml": NET_FORCE.format(name="net")})
+    one_line_usage_error(run("--mlip-no-builtin", "-p", f"no:{part}", model="emt"), f"-p no:{part} switches off",
+                         "-p no:mlip")
