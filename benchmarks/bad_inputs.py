@@ -290,7 +290,8 @@ def r6_cases(F) -> list[Case]:
 
 
 def r9_cases(F) -> list[Case]:
-    """Cases from held-out rounds 9 and 10 (names start with r9_, r10_), added after them: development cases now."""
+    """Cases from held-out rounds 9 to 11 (names start with r9_, r10_, r11_), added after them: development cases
+    now."""
     out = [Case("contract", "r9_near_miss_named_as_argument", small("clean", ["mlip-c.toml"]), "usage",
                 "not a contract file pytest --mlip collects.*rename it to mlip_c.toml",
                 files={**F, "mlip-c.toml": contract("c9")}, protect=["mlip-c.toml"]),
@@ -312,6 +313,42 @@ def r9_cases(F) -> list[Case]:
                     "import os, threading\nfrom ase.calculators.emt import EMT\n\n\nclass Q(EMT):\n"
                     "    def calculate(self, *a, **k):\n        threading.Timer(0.05, lambda: os._exit(0)).start()\n"
                     "        super().calculate(*a, **k)\n\n\ndef f():\n    return Q()\n")})]
+    # round 11
+    net = {"contracts/mlip_net.toml": '[[contract]]\nname = "net11"\ncheck = "zero_net_force"\n'
+                                      'structures = [ { kind = "molecule", name = "H2O" } ]\n'}
+    pushed = ("import atexit, os\nimport numpy as np\nfrom ase.calculators.emt import EMT\n\n"
+              "atexit.register(lambda: os._exit(0) if os.environ.get('R11_ATEXIT') else None)\n\n\n"
+              "class P(EMT):\n    def calculate(self, atoms=None, *a, **k):\n"
+              "        if os.environ.get('R11_REWRITE') and atoms is not None:\n"
+              "            atoms.numbers = np.ones(len(atoms), dtype=int)\n"
+              "        super().calculate(atoms, *a, **k)\n"
+              "        if not os.environ.get('R11_REWRITE'):\n"
+              "            self.results['forces'] = self.results['forces'] + 0.1\n\n\ndef f():\n    return P()\n")
+    atomic = ("import numpy as np\nfrom ase.calculators.calculator import Calculator, all_changes\n\n\n"
+              "class A(Calculator):\n    implemented_properties = ['energy', 'forces']\n\n"
+              "    def calculate(self, atoms=None, properties=('energy',), system_changes=all_changes):\n"
+              "        super().calculate(atoms, properties, system_changes)\n"
+              "        e = {1: -13.6, 6: -5.0, 7: -3.1, 8: -4.4}\n"
+              "        self.results = {'energy': float(sum(e.get(int(z), -1.0) for z in self.atoms.numbers)),\n"
+              "                        'forces': np.zeros((len(self.atoms), 3))}\n\n\n"
+              "def f():\n    c = A()\n    c.mlip_metadata = {'elements': ('H', 'C', 'N', 'O')}\n    return c\n")
+    run = ["--mlip=pushed:f", "--mlip-committee=none", "--mlip-no-builtin"]
+    xfail = ("import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n"
+             "        item.add_marker(pytest.mark.xfail(reason='known'))\n")
+    out += [Case("gate", "r11_xfail_mark_on_a_hard_failure", run + ["contracts/mlip_net.toml"], "fail",
+                 "pytest counted no failure", files={**net, "pushed.py": pushed, "conftest.py": xfail}),
+            Case("garbage", "r11_atexit_os_exit_after_a_failed_run", run + ["contracts/mlip_net.toml"], "fail",
+                 "net11", files={**net, "pushed.py": pushed}, env={"R11_ATEXIT": "1"}),
+            Case("garbage", "r11_model_rewrites_its_input", run + ["contracts/mlip_net.toml"], "incomplete",
+                 "changed the structure it was given", files={**net, "pushed.py": pushed}, env={"R11_REWRITE": "1"}),
+            Case("garbage", "r11_per_element_constants_no_interaction",
+                 ["--mlip=atomic:f", "--mlip-committee=none", "--mlip-no-builtin", "contracts/mlip_two.toml"],
+                 "incomplete", "no interaction", files={"atomic.py": atomic, "contracts/mlip_two.toml": (
+                     '[[contract]]\nname = "two11"\ncheck = "zero_net_force"\nstructures = [ { kind = "molecule", '
+                     'name = "NH3" }, { kind = "molecule", name = "H2O" }, { kind = "molecule", name = "CH4" } ]\n')}),
+            Case("options", "r11_part_of_pytest_mlip_switched_off",
+                 small("random", ["-p", "no:pytest_mlip.reporting.plugin"]), "usage", "switches off a part",
+                 files=dict(F))]
     return out
 
 
