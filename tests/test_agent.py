@@ -544,3 +544,21 @@ def test_detect_refuses_links_special_files_and_a_repeated_model_before_any_call
                   str(tmp_path / "o2")) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "which is the target" in err[0], err
+
+
+def test_the_judge_approves_a_protocol_the_run_preregistered_and_never_ran(tmp_path):
+    """An untouched detective folder was refused: its escalation names a mechanism protocol the budget never ran
+    ('not run'), which has no verdict in the store (held-out round 11). A protocol the run pre-registered is one of
+    the run's."""
+    from pytest_mlip.reporting.judge import judge_file
+
+    suite = tmp_path / "mlip_mine.toml"
+    suite.write_text('[[contract]]\nname = "my-rot"\ncheck = "symmetry"\ntransform = "rotation"\n'
+                     'structures = [ { kind = "molecule", name = "H2O" }, { kind = "molecule", name = "NH3" } ]\n')
+    out = tmp_path / "out"
+    assert detect("--mlip", "tests.mutants.foundation:OrientationBias", "--mlip-committee", "none", "--suite",
+                  str(suite), "--budget", "60", "--output", str(out), "--tests-dir", "none") == 0
+    reports = list((out / "escalations").glob("*/report.md"))
+    assert reports and any("| not run |" in r.read_text() for r in reports), "no protocol left unrun: no test"
+    result = judge_file(out, sample=0)
+    assert result.ok, "\n".join(f.line() for f in result.failed)

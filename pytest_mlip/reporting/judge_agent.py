@@ -339,8 +339,12 @@ class _Context:
         value = judge.run_art.value or {}
         self.files = set(((value.get("texts") or {}).get("files") or {}).values())
         self.checks = {str(a.params.get("check")) for a in judge.arts.values() if a.kind == "verdict"}
-        self.hypotheses = {a.params.get("hypothesis") for a in judge.arts.values()
-                           if a.kind == "observable" and a.params.get("name") == "decision"}
+        decisions = [a for a in judge.arts.values() if a.kind == "observable" and a.params.get("name") == "decision"]
+        self.hypotheses = {a.params.get("hypothesis") for a in decisions}
+        #: protocols the run pre-registered: one the budget never ran has no verdict, and the report names it as
+        #: 'not run' (an honest report was refused for it: held-out round 11)
+        self.preregistered = {p.get("name") for a in decisions for p in a.params.get("predictions", [])
+                              if isinstance(p, dict)}
 
     def art(self, aid):
         if aid not in self.judge.closure:
@@ -431,7 +435,7 @@ class _Context:
         j, n = self.judge, it.name
         ok = {"model": lambda: n in j.models, "run": lambda: n == j.run["id"],
               "code_version": lambda: n == j.run["code_version"], "store": lambda: n == "provenance.sqlite",
-              "protocol": lambda: n in j.contracts, "contract": lambda: n in j.contracts,
+              "protocol": lambda: n in j.contracts or n in self.preregistered, "contract": lambda: n in j.contracts,
               "probe": lambda: n in j.probes, "code": lambda: n in CODE_NAMES,
               "hypothesis": lambda: n in self.hypotheses,
               "file": lambda: n in self.files or (self.folder / n).exists()}.get(it.role, lambda: True)()
