@@ -506,6 +506,12 @@ def test_a_suite_of_laws_outside_the_default_evidence_is_run(tmp_path, capsys):
     rc = detect("--mlip", "tests.mutants:NanEverywhere", "--mlip-committee", "none", "--suite", str(suite),
                 "--output", str(tmp_path / "out"), "--tests-dir", str(tmp_path / "generated_tests"))
     assert rc == 1 and "MODEL BROKEN" in capsys.readouterr().err
+    # its honest folder is approved with a line saying it checked nothing; --require-complete exits 1 on it
+    from pytest_mlip.cli import main
+
+    assert main(["judge", str(tmp_path / "out"), "--sample", "0"]) == 0
+    assert "the detective run checked nothing: it stopped on MODEL BROKEN" in capsys.readouterr().out
+    assert main(["judge", str(tmp_path / "out"), "--sample", "0", "--require-complete"]) == 1
     rc = detect("--mlip", CLEAN, "--mlip-committee", "none", "--suite", str(suite), "--output",
                 str(tmp_path / "clean"), "--tests-dir", str(tmp_path / "generated_tests"))
     assert rc == 0

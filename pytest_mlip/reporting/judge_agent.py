@@ -21,6 +21,7 @@ index report (``detective.json``) are records of typed claims
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from pathlib import Path
@@ -121,11 +122,25 @@ def judge_agent_report(path, store: str | None = None, root: str | None = None, 
         result.required_present = sum(1 for f in result.findings if f.required and f.ok)
         if record.kind == "index":
             result.findings += judge_escalations(judge.run_art.value or {}, folder, root)
+            result.caveat = _stopped_broken(folder)
         return result
     finally:
         st.close()
         if tmp:
             os.unlink(tmp)
+
+
+def _stopped_broken(folder: Path) -> str | None:
+    """A detect run that stopped on MODEL BROKEN (every evidence verdict an error) was approved with no word, and
+    ``--require-complete`` exited 0 (held-out round 11): its honest report reports a run that checked nothing. Read
+    from run.json, whose SHA-256 the run sealed (the file check above fails a run.json changed since)."""
+    try:
+        stopped = json.loads((folder / "run.json").read_text(encoding="utf-8")).get("stopped") or ""
+    except (OSError, ValueError, AttributeError):
+        return None
+    if isinstance(stopped, str) and stopped.startswith("MODEL BROKEN"):
+        return f"the detective run checked nothing: it stopped on {stopped[:300]}"
+    return None
 
 
 def judge_escalations(value: dict, folder: Path, root: str | None) -> list[Finding]:
