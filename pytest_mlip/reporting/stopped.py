@@ -75,13 +75,14 @@ def write_stopped(config, rep, stuck: str, headline: str = HEADLINE) -> str | No
 
 
 def write_before_session(config, target: str, stuck: str, headline: str) -> bool:
-    """The summary and report folder a run was asked to write, written as INCOMPLETE pages before its session
-    starts (when they are pytest-mlip's: the checks of any run's outputs). Returns whether anything was written.
-    Outputs that are not ours, or that a usage error is about, are left as they are (that error says so)."""
+    """An earlier run's summary and report folder, when this run was asked to write them, replaced with INCOMPLETE
+    pages before its session starts: they would otherwise stand for this run. Only outputs that exist and pass the
+    checks of any run's outputs (pytest-mlip's own) are replaced; nothing is created (a run that stops there leaves
+    no new file). Returns whether anything was written. Outputs a usage error is about are left as they are."""
     import types
 
     from ..errors import MlipError
-    from ..plugin import runs_nothing
+    from ..plugin import _check_output_paths, runs_nothing
     from .plugin import ReportingRun, _configure_outputs
 
     if runs_nothing(config) or getattr(config, "workerinput", None) is not None \
@@ -89,7 +90,12 @@ def write_before_session(config, target: str, stuck: str, headline: str) -> bool
         return False
     rep = ReportingRun(config, types.SimpleNamespace(target=target))
     try:
+        _check_output_paths(config)
         _configure_outputs(config, rep)
+        if rep.summary_path is not None and not rep.summary_path.is_file():
+            rep.summary_path = None
+        if rep.report_dir is not None and not (rep.report_dir.is_dir() and any(rep.report_dir.iterdir())):
+            rep.report_dir = None
         return write_stopped(config, rep, stuck, headline) is not None
     except (MlipError, OSError):
         return False
