@@ -2431,3 +2431,20 @@ def test_switching_off_a_part_of_pytest_mlip_is_a_usage_error(run, pytester, par
     contracts(pytester, **{"contracts/mlip_x.toml": NET_FORCE.format(name="net")})
     one_line_usage_error(run("--mlip-no-builtin", "-p", f"no:{part}", model="emt"), f"-p no:{part} switches off",
                          "-p no:mlip")
+
+
+def test_a_child_the_factory_forks_exits_on_its_own(pytester):
+    """A factory that forks a helper ending with os._exit(0) had the child, which inherits the exit traps, raise a
+    ModelExit and print a usage error into the run's log (held-out round 11): a forked child's exit is its own."""
+    pytester.makepyfile(forks="import os, time\nfrom ase.calculators.emt import EMT\n\n"
+                              "def factory():\n    if os.fork() == 0:\n        time.sleep(0.3)\n        os._exit(0)\n"
+                              "    return EMT()\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": NET_FORCE.format(name="net")})
+    res = pytester.runpytest_subprocess("--mlip=forks:factory", "--mlip-committee=none", "--mlip-no-builtin",
+                                        "-p", "no:cacheprovider", "-s")
+    import time
+
+    time.sleep(1.0)
+    assert res.ret == 0, res.stdout.str()[-2000:]
+    text = res.stdout.str() + res.stderr.str()
+    assert "ModelExit" not in text and "os._exit" not in text, text[-2000:]

@@ -61,12 +61,14 @@ class ModelExit(BaseException):
 def no_process_exit(what: str):
     """While the enclosed model code runs on this thread, ``os._exit(n)`` raises :class:`ModelExit` naming ``what``
     instead of ending the process with no verdict (exit 0 and no report); other threads exit as usual."""
-    owner = threading.get_ident()
+    owner, pid = threading.get_ident(), os.getpid()
 
     previous = os._exit
 
     def refuse(status=0):
         if threading.get_ident() != owner:  # another thread: the run's own guard (plugin.guard_process_exit) decides
+            return previous(status)
+        if os.getpid() != pid:  # a child the model forked (it inherits this thread): its exit is its own
             return previous(status)
         raise ModelExit(f"{what} called os._exit({status}) (a model must raise an exception, not end the process)")
 
