@@ -182,6 +182,19 @@ def test_a_crashed_engine_is_undecided_and_not_cached(fake, tmp_path, monkeypatc
     st = settle(card, settings, case, fake, Cache(tmp_path), Budget(None))
     assert st.decision == UNDECIDED and "engine failed" in st.reason and not list(tmp_path.iterdir())
 
+    def refuse(self, atoms, deadline=None):  # the engine's own error (held-out round 11: PySCF's RuntimeError
+        raise RuntimeError("Electron number 6 and spin 1 are not consistent")  # made the item crash)
+
+    monkeypatch.setattr(FakeEngine, "compute", refuse)
+    st = settle(card, settings, case, fake, Cache(tmp_path), Budget(None))
+    assert st.decision == UNDECIDED and "engine crashed" in st.reason and "RuntimeError: Electron number" in st.reason
+
+
+def test_a_lone_atom_starts_from_a_spin_of_its_parity():
+    """A carbon asked for a moment of 1 made PySCF refuse the broken-symmetry guess (held-out round 11)."""
+    assert [E.atom_spin(6, 1.0), E.atom_spin(1, 1.0), E.atom_spin(1, 0.0), E.atom_spin(8, 2.0),
+            E.atom_spin(7, 2.0), E.atom_spin(26, -4.0)] == [0, 1, 1, 2, 1, 4]
+
 
 def test_outside_the_engine_domain_is_undecided(fake, tmp_path):
     from ase.build import fcc111

@@ -145,6 +145,12 @@ def settle(card: Card, settings, case: ProbeCase, engine: Engine, cache: Cache |
                 except EngineFailure as exc:
                     st.reason = f"the engine failed on {c.name} (nothing cached): {exc}"
                     break
+                except Exception as exc:  # noqa: BLE001 - the engine's own crash (a PySCF RuntimeError): undecided,
+                    # never an item that does not finish (held-out round 11: the run read complete, the item crashed)
+                    first = (str(exc).splitlines() or [""])[0][:200]
+                    st.seconds += time.monotonic() - t0
+                    st.reason = f"the engine crashed on {c.name} (nothing cached): {type(exc).__name__}: {first}"
+                    break
                 budget.spent += hit.seconds
                 st.seconds += hit.seconds
                 if cache:
