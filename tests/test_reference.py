@@ -370,6 +370,26 @@ def test_verify_an_escalation_folder(fake, tmp_path, monkeypatch):
     assert main(["verify", str(inline), "--engine", "fake"]) == 0
     out = json.loads((inline / "reference" / "verification.json").read_text())
     assert out["decisions"][0]["protocol"] == "h2-tail-scope" and out["decisions"][0]["decision"] == CONFIRMED
+    # held-out round 11: a module:factory target in the project (found through its ini file's pythonpath, as pytest
+    # finds it) was not found by verify, whose message advised that very setting; and its store was made first
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "mymodel.py").write_text("from tests.mutants import clean_morse as factory\n")
+    (project / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["src"]\n')
+    mine = project / "h3-tail"
+    mine.mkdir()
+    (mine / "mlip_tail.toml").write_text(TAIL_TOML)
+    (mine / "reproduce.py").write_text("MODELS = ['mymodel:factory']\n"
+                                       "PROTOCOL = Path(__file__).with_name('mlip_tail.toml')\nTABLES = None\n")
+    monkeypatch.chdir(project)
+    assert main(["verify", str(mine), "--engine", "fake"]) == 0
+    (mine / "reproduce.py").write_text("MODELS = ['nomodel:factory']\n"
+                                       "PROTOCOL = Path(__file__).with_name('mlip_tail.toml')\nTABLES = None\n")
+    import shutil
+
+    shutil.rmtree(mine / "reference")
+    assert main(["verify", str(mine), "--engine", "fake"]) == 2
+    assert not (mine / "reference").exists()
 
 
 def _fake_choices(add_parser):
