@@ -181,3 +181,20 @@ def test_keep_into_a_file_named_generated_tests_is_a_usage_error(project, pytest
     err = res.stderr.str()
     assert "generated_tests, which is not a folder" in err and "Traceback" not in err + res.stdout.str()
     assert (pytester.path / "generated_tests").read_text() == "my notes\n"
+
+
+def test_a_link_where_a_protocol_would_go_is_a_line_not_a_traceback(tmp_path):
+    """A symbolic link named as the kept protocol, pointing to a contract file of the user's outside the folder,
+    ended the adversary item in ~1,200 lines of traceback (held-out round 11): not kept, with a line; the file it
+    points to is untouched."""
+    folder = tmp_path / "generated_tests"
+    first = run_adversary(WALL, evaluator_for(BUMP), SearchOptions(budget=120), keep=folder, model_spec=BUMP)
+    assert first.kept
+    kept = Path(first.kept)
+    kept.unlink()
+    mine = tmp_path / "user.toml"
+    mine.write_text("# mine\n")
+    kept.symlink_to(mine)
+    second = run_adversary(WALL, evaluator_for(BUMP), SearchOptions(budget=120), keep=folder, model_spec=BUMP)
+    assert second.kept is None and mine.read_text() == "# mine\n"
+    assert any(n.startswith("not kept as a protocol") and "symbolic link" in n for n in second.notes), second.notes

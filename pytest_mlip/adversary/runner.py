@@ -235,14 +235,19 @@ def keep_protocol(settings, problem, x, value: float, evaluator, spec: str, fold
                       f"{verdict.status} (v/tau {format_value(verdict.max_normalized)}) on {evaluator.name}, so it "
                       "would not reproduce the finding")
     folder.mkdir(parents=True, exist_ok=True)
-    path = safe_path(folder, slug)
-    for i in range(2, 100):
-        try:
-            with open(path, "x") as fh:  # never over an existing file
-                fh.write(gate.text)
-            return path, f"kept as protocol {path} (v/tau {format_value(verdict.max_normalized)} under its setting)"
-        except FileExistsError:
-            path = safe_path(folder, f"{slug[:56]}-{i}")
+    from ..agent.validator import ProtocolRejected
+
+    try:
+        path = safe_path(folder, slug)
+        for i in range(2, 100):
+            try:
+                with open(path, "x") as fh:  # never over an existing file
+                    fh.write(gate.text)
+                return path, f"kept as protocol {path} (v/tau {format_value(verdict.max_normalized)} under its setting)"
+            except FileExistsError:
+                path = safe_path(folder, f"{slug[:56]}-{i}")
+    except ProtocolRejected as exc:  # a link there pointing out of the folder: a line, never a traceback (round 11)
+        return None, f"not kept as a protocol: {exc} (a symbolic link in {folder}? remove it)"
     return None, f"not kept as a protocol: {folder} already holds files named mlip_{slug}*.toml"
 
 
