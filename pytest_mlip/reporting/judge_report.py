@@ -80,6 +80,12 @@ def pick_store(folder: Path, store: str | None):
     snap = folder / SNAPSHOT
     gz = folder / (SNAPSHOT + ".gz")
     candidates = [p for p in (snap, gz) if p.is_file()]
+    if store and Path(store).exists() and not Path(store).is_file():
+        from .folder import special_file
+
+        kind = "a folder" if Path(store).is_dir() else (special_file(Path(store)) or "not a regular file")
+        raise MlipError(f"--store {store} is {kind}, not a provenance store; pass the store file the run wrote (its "
+                        "--mlip-store, default .mlip/provenance.sqlite)")
     if store and not Path(store).is_file():
         raise MlipError(f"--store {store}: no such file" + (f"; the report in {folder} has its own store "
                                                                f"{candidates[0].name}: leave --store out" if candidates
