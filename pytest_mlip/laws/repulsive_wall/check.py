@@ -25,8 +25,8 @@ class RepulsiveWallSettings(ContractSettings):
     check: Literal["repulsive_wall"] = "repulsive_wall"
     pairs: list[tuple[str, str]] = Field(default_factory=list, json_schema_extra={"element_symbols": True})
     surfaces: list[SurfaceApproach] = Field(default_factory=list)
-    r_inner: float = Field(0.3, gt=0.0, le=3.0, description="innermost distance in Angstrom (not pm), capped at "
-                                                         "half the model's r_eq")
+    r_inner: float = Field(0.3, ge=0.1, le=3.0, description="innermost distance in Angstrom (not pm), 0.1 to 3, "
+                                                         "capped at half the model's r_eq")
     window: tuple[float, float] = Field((0.5, 1.75), description="r_eq is searched in this range x (R_i+R_j)")
     step: float = Field(0.05, ge=0.001, le=0.5, description="grid spacing in Angstrom (not pm), 0.001 to 0.5")
     #: Z for --mlip-adversary (None: derived from this setting; see domain.py beside this module)
