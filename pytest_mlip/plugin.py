@@ -646,10 +646,11 @@ def _process_state_kept():
     """What a factory may change of the process and the run depends on is put back once the model has loaded
     (held-out round 11): the working directory (``os.chdir`` in the user's code moved every relative path resolved
     after it: ``--junitxml=j.xml`` replaced a file of the user's in the folder it moved to) and the recursion limit
-    (``sys.setrecursionlimit(60)`` had a flat contract file refused as nested too deeply)."""
+    (``sys.setrecursionlimit(60)`` had a flat contract file refused as nested too deeply), and the standard streams
+    (``sys.stdout = None`` ended the run in an INTERNALERROR traceback: round 12)."""
     import sys
 
-    start, limit = os.getcwd(), sys.getrecursionlimit()
+    start, limit, streams = os.getcwd(), sys.getrecursionlimit(), (sys.stdout, sys.stderr, sys.stdin)
     try:
         yield
     finally:
@@ -658,6 +659,7 @@ def _process_state_kept():
                 os.chdir(start)
         if sys.getrecursionlimit() < limit:
             sys.setrecursionlimit(limit)
+        sys.stdout, sys.stderr, sys.stdin = streams
 
 
 def _load_users_model(spec: str, debug: str):

@@ -2312,6 +2312,17 @@ def test_a_factory_that_changes_the_working_directory_moves_no_output(pytester):
     assert (pytester.path / "j.xml").is_file() and (pytester.path / "s.md").is_file()
 
 
+def test_a_factory_that_replaces_stdout_does_not_crash_the_run(pytester):
+    """sys.stdout = None in a factory ended the run in an INTERNALERROR traceback (held-out round 12): the standard
+    streams are put back once the model has loaded."""
+    pytester.makepyfile(nostdout="import sys\nfrom ase.calculators.emt import EMT\n\n"
+                                 "def factory():\n    sys.stdout = None\n    return EMT()\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": NET_FORCE.format(name="net")})
+    res = pytester.runpytest_subprocess("--mlip=nostdout:factory", "--mlip-committee=none", "--mlip-no-builtin",
+                                        "-p", "no:cacheprovider")
+    assert res.ret == 0 and "INTERNALERROR" not in res.stdout.str() + res.stderr.str(), res.stdout.str()[-2000:]
+
+
 def test_a_factory_that_lowers_the_recursion_limit_does_not_break_the_contract_files(run, pytester):
     """sys.setrecursionlimit(60) in a factory had a flat contract file refused as nested too deeply, blaming the
     file (held-out round 11): the limit is put back once the model has loaded."""
