@@ -2460,3 +2460,10 @@ def test_a_child_the_factory_forks_exits_on_its_own(pytester):
     assert res.ret == 0, res.stdout.str()[-2000:]
     text = res.stdout.str() + res.stderr.str()
     assert "ModelExit" not in text and "os._exit" not in text, text[-2000:]
+
+
+def test_a_disagreement_label_on_an_exact_law_is_a_usage_error(run, pytester):
+    """basis = "disagreement" on the zero-net-force law passed with no committee to disagree with (held-out round 12):
+    an exact law's check compares no committee, so the label is refused; the dimer tail takes it."""
+    contracts(pytester, **{"contracts/mlip_x.toml": NET_FORCE.format(name="net") + 'basis = "disagreement"\n'})
+    one_line_usage_error(run("--mlip-no-builtin", model="emt"), "basis = 'disagreement'", "is exact")

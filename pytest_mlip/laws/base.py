@@ -62,6 +62,16 @@ class ContractSettings(BaseModel):
 
     #: default tolerances of the check type (filled per subclass)
     default_tolerance: ClassVar[dict[str, float]] = {}
+    #: the bases the check can stand on: an exact law's check compares no committee, so a "disagreement" label on it
+    #: claimed what the check never did (held-out round 12: passed with no committee to disagree with)
+    bases: ClassVar[tuple[str, ...]] = ("exact",)
+
+    @model_validator(mode="after")
+    def _basis(self):
+        if self.basis not in self.bases:
+            raise ValueError(f"basis = {self.basis!r}: the {self.check} law is exact (its check compares no "
+                             "committee); write basis = \"exact\" or leave it out")
+        return self
 
     @model_validator(mode="after")
     def _tolerances(self):

@@ -11,7 +11,7 @@ disagreement that the contract is really about. It never fails a run.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -23,6 +23,7 @@ class DimerTailSettings(ContractSettings):
     check: Literal["dimer_tail"] = "dimer_tail"
     hard: bool = False
     basis: Literal["exact", "disagreement"] = "disagreement"
+    bases: ClassVar[tuple[str, ...]] = ("exact", "disagreement")
     elements: list[str] = Field(default_factory=list, description="homonuclear dimers",
                                 json_schema_extra={"element_symbols": True})
     distance: float = Field(4.5, gt=1.0, le=12.0, description="tail distance (A); must lie inside the cutoff")
