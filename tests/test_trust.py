@@ -1537,6 +1537,20 @@ def test_sigint_while_a_slow_factory_loads_says_so_in_one_line(pytester):
     assert_started_not_finished(pytester)
 
 
+def pytest_with_ctrl_c(pytester, *args) -> tuple[int, list[str]]:
+    """``python -m pytest ARGS`` in the test's folder with Ctrl-C at its default, as from a terminal (under xdist the
+    test runs in a worker that ignores SIGINT, and a child inherits that: the signal never arrives); (exit status,
+    the non-empty lines of stderr)."""
+    import os
+    import signal
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pytester.path), str(ROOT)]))
+    proc = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=pytester.path, env=env, capture_output=True,
+                          text=True, timeout=300, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return proc.returncode, [ln for ln in proc.stderr.splitlines() if ln.strip()]
+
+
 def test_ctrl_c_while_the_contract_files_are_read_says_so_in_one_line(pytester):
     """Ctrl-C after the models loaded, while the contract files were checked, ended the run with exit 2 and not a
     byte of output (a held-out case): one line names the stage."""
@@ -1547,10 +1561,9 @@ def test_ctrl_c_while_the_contract_files_are_read_says_so_in_one_line(pytester):
                                        "    return _parse(*args, **kwargs)\n\n"
                                        "f.parse_contracts = parse\n")
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
-    res = pytester.runpytest_subprocess("--mlip=emt", "--mlip-committee=none", "--mlip-no-builtin",
-                                        "-p", "sigint_on_read", "-p", "no:cacheprovider", *OUTPUTS)
-    assert res.ret == pytest.ExitCode.INTERRUPTED
-    err = [ln for ln in res.stderr.str().splitlines() if ln.strip()]
+    ret, err = pytest_with_ctrl_c(pytester, "--mlip=emt", "--mlip-committee=none", "--mlip-no-builtin",
+                                  "-p", "sigint_on_read", "-p", "no:cacheprovider", *OUTPUTS)
+    assert ret == pytest.ExitCode.INTERRUPTED, err
     assert len(err) == 1 and "interrupted (Ctrl-C) while reading the contract files; nothing was run" in err[0], err
     assert_started_not_finished(pytester)
 
@@ -1561,10 +1574,9 @@ def test_ctrl_c_while_pytest_loads_its_plugins_is_one_line(pytester):
     pytester.makepyfile(sigint_on_import="import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n"
                                          "import time\ntime.sleep(5)\n")
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
-    res = pytester.runpytest_subprocess("-p", "pytest_mlip.plugin", "-p", "sigint_on_import", "--mlip=emt",
-                                        "--mlip-committee=none", "--mlip-no-builtin", *OUTPUTS)
-    assert res.ret == pytest.ExitCode.INTERRUPTED
-    err = [ln for ln in res.stderr.str().splitlines() if ln.strip()]
+    ret, err = pytest_with_ctrl_c(pytester, "-p", "pytest_mlip.plugin", "-p", "sigint_on_import", "--mlip=emt",
+                                  "--mlip-committee=none", "--mlip-no-builtin", *OUTPUTS)
+    assert ret == pytest.ExitCode.INTERRUPTED, err
     assert err == ["pytest-mlip: interrupted (Ctrl-C) while pytest loads its plugins; nothing was run and nothing "
                    "was written"], err
     assert not [p for p in ("rep", "s.md", "b.json", ".mlip") if (pytester.path / p).exists()]
