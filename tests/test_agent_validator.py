@@ -107,7 +107,8 @@ def test_tolerance_looser_than_calibrated_is_refused(gate):
 
 
 def test_out_of_domain_parameter_is_refused(gate):
-    refused(gate.protocol(wall(r_inner=0.01)), "admissible range")
+    refused(gate.protocol(wall(r_inner=2.0)), "admissible range")
+    refused(gate.protocol(wall(r_inner=0.01)), "greater than or equal to 0.1")  # below any contract's (schema)
 
 
 def test_unknown_field_and_unknown_check_are_schema_errors(gate):
