@@ -199,6 +199,10 @@ def changed_structure(given, after) -> str:
     input (every atom made H) had its outputs checked as the given structure's (held-out round 11)."""
     import numpy as np
 
+    if (len(after) == len(given) and np.array_equal(after.numbers, given.numbers)
+            and np.array_equal(after.positions, given.positions) and np.array_equal(after.cell.array, given.cell.array)
+            and np.array_equal(after.pbc, given.pbc)):
+        return ""  # every call of a well-behaved model: no lattice arithmetic on the hot path
     if len(after) != len(given):
         return f"{len(given)} atoms became {len(after)}"
     if not np.array_equal(after.numbers, given.numbers):
