@@ -346,15 +346,11 @@ def pytest_runtest_makereport(item, call):
     if (rep is None or report.when != "call" or rep.baseline is None or not _contract_item(item)
             or getattr(item, "verdict", None) is None or not item.verdict.gating):
         return report
-    from .gate import classify
-
     v = item.verdict
-    entry = rep.baseline.get((v.model, v.contract))
-    change = classify({"model": v.model, "contract": v.contract, "role": v.role, "hard": v.hard,
-                       "status": v.status, "max_normalized": v.max_normalized}, entry, rep.margin)
-    kind = "known" if rep.update_baseline else change.kind
-    note = f"{kind}" + (f": {change.note}" if change.note and not rep.update_baseline else "")
-    if kind in ("known", "improved") and report.failed:
+    kind, why = baseline_view(rep, {"model": v.model, "contract": v.contract, "role": v.role, "hard": v.hard,
+                                    "status": v.status, "max_normalized": v.max_normalized})
+    note = f"{kind}" + (f": {why}" if why else "")
+    if kind in KNOWN and report.failed:
         # A failure the baseline already records: report it, do not fail the run.
         report.outcome = "passed"
         report.longrepr = None
@@ -769,25 +765,30 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
 
+#: what the baseline gate lets pass: a failure it records (or one that shrank beyond the margin)
+KNOWN = ("known", "improved")
+
+
+def baseline_view(rep, v: dict) -> tuple[str, str]:
+    """The baseline gate's kind for a gating verdict (as report.json holds it) and its note: an update records every
+    failure as known."""
+    from .gate import classify
+
+    if rep.update_baseline:
+        return "known", ""
+    change = classify(v, rep.baseline.get((v["model"], v["contract"])), rep.margin)
+    return change.kind, change.note
+
+
 def gating_failures(rep, verdicts: list[dict]) -> list[str]:
     """``contract[model]`` of each verdict that fails the run: a hard contract failing on the target, less what the
     baseline knows (as the item's report does it). The verdicts decide the gate, not the tests' outcomes: an xfail
     mark on a contract (a user's test, a conftest adding it) or a hook that rewrote a failed outcome had pytest exit 0
     on a hard failure the terminal and the summary named (held-out cases)."""
-    from .gate import classify, is_gating
+    from .gate import is_gating
 
-    failing = []
-    for v in verdicts:
-        if not is_gating(v):
-            continue
-        if rep.baseline is not None:
-            if rep.update_baseline:
-                continue  # the update records it as known
-            change = classify(v, rep.baseline.get((v["model"], v["contract"])), rep.margin)
-            if change is not None and change.kind in ("known", "improved"):
-                continue
-        failing.append(f"{v['contract']}[{v['model']}]")
-    return failing
+    return [f"{v['contract']}[{v['model']}]" for v in verdicts
+            if is_gating(v) and (rep.baseline is None or baseline_view(rep, v)[0] not in KNOWN)]
 
 
 def _wait_for_workers(config):

@@ -48,9 +48,7 @@ def register(config, rep) -> None:
 def write_running(config, rep) -> None:
     """At the start of a session: the summary and the report folder say INCOMPLETE until the run overwrites them
     (a held-out case: after a segfault or SIGKILL the previous run's passing report and summary were left)."""
-    import time
-
-    write_stopped(config, rep, _running_text(time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())), RUNNING)
+    write_stopped(config, rep, _running_text(), RUNNING)
 
 
 def write_stopped(config, rep, stuck: str, headline: str = HEADLINE) -> str | None:
@@ -104,10 +102,7 @@ def write_before_session(config, target: str, stuck: str, headline: str) -> bool
 def write_starting(config, target: str) -> bool:
     """Before the models load: a process killed or crashed while a factory loads (SIGKILL, a segfault) left the
     previous run's passing summary and report standing for it (held-out round 11)."""
-    import time
-
-    return write_before_session(config, target, _running_text(time.strftime("%Y-%m-%d %H:%M:%S UTC",
-                                                                            time.gmtime())), RUNNING)
+    return write_before_session(config, target, _running_text(), RUNNING)
 
 
 def write_usage_stopped(config, target: str, message: str) -> bool:
@@ -116,7 +111,10 @@ def write_usage_stopped(config, target: str, message: str) -> bool:
     return write_before_session(config, target, f"pytest-mlip refused it before any model call: {message}", USAGE)
 
 
-def _running_text(started: str) -> str:
+def _running_text() -> str:
+    import time
+
+    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     return (f"the run started at {started} and did not write its report: if no pytest-mlip process is still "
             "running, it ended abnormally (killed, a crash in native code, out of memory)")
 
