@@ -53,3 +53,16 @@ class ModelOutputError(ModelEvaluationError):
 class ModelTimeoutError(ModelEvaluationError):
     """One model call ran past ``--mlip-timeout``."""
 
+
+
+def loads_json(text, **kwargs):
+    """``json.loads`` for text a user can edit (a report, a baseline, a memory, a store's values): JSON nested too
+    deeply for Python's reader raised RecursionError, a traceback from judge and render (held-out round 13); it is
+    a :class:`json.JSONDecodeError` here, which every reader already turns into its one-line message."""
+    import json
+
+    try:
+        return json.loads(text, **kwargs)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply to read (no file pytest-mlip writes nests like that)",
+                                   text if isinstance(text, str) else "", 0) from None

@@ -23,40 +23,77 @@ from .numbers import Number, add_number_option
 
 def _stop_ctrl_c_while_loading():
     """Ctrl-C while pytest imports its plugins (this one pulls in numpy, ASE and the laws) printed a traceback of
-    pytest's plugin loader, ~70 lines (a held-out case). Until this plugin's ``pytest_configure`` runs, Ctrl-C ends
-    the process with one line and exit 2 (pytest's INTERRUPTED): nothing has run and nothing has been written.
-    Returns the handler to put back (None when none was set: not the main thread, or someone else's handler is in
-    place). Ctrl-C in pytest's own start, before this module is imported, is pytest's (its traceback)."""
+    pytest's plugin loader, ~70 lines (a held-out case), and ended the run before the summary and report folder it
+    was asked for could say so: the previous run's passing pages stood for it (held-out round 13). Until this
+    plugin's ``pytest_configure`` runs, a Ctrl-C is held, and the run stops there with one line (exit 2, its pages
+    marked INCOMPLETE); a second Ctrl-C ends the process at once (exit 2, nothing written). Returns the
+    handler to put back (None when none was set: not the main thread, or someone else's handler is in place).
+    Ctrl-C in pytest's own start, before this module is imported, is pytest's (its traceback)."""
     import signal
     import sys
     import threading
 
     if threading.current_thread() is not threading.main_thread() \
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler \
+            or "pytest_mlip.cli" in sys.modules:  # a console command imports this module: not pytest loading it
         return None
     leave = os._exit  # the real one: the exit guard, set later, wraps os._exit
 
     def stop(signum, frame):
-        sys.stderr.write("\npytest-mlip: interrupted (Ctrl-C) while pytest loads its plugins; nothing was run and "
-                         "nothing was written\n")
-        sys.stderr.flush()
-        leave(2)  # pytest's exit code for an interrupted run
+        if _CTRL_C_WHILE_LOADING:
+            sys.stderr.write("\npytest-mlip: interrupted (Ctrl-C, twice) while pytest loads its plugins; nothing "
+                             "was run and nothing was written (an earlier run's summary or report is left as it "
+                             "was)\n")
+            sys.stderr.flush()
+            leave(2)  # pytest's exit code for an interrupted run
+        _CTRL_C_WHILE_LOADING.append(True)  # its line comes when the run stops, a moment later
 
     signal.signal(signal.SIGINT, stop)
     return signal.default_int_handler
 
 
+#: a Ctrl-C held while pytest loaded its plugins (see _stop_ctrl_c_while_loading): the run stops at configure
+_CTRL_C_WHILE_LOADING: list = []
+
 #: the SIGINT handler to restore when this plugin configures (see _stop_ctrl_c_while_loading)
 _LOADING_SIGINT = [_stop_ctrl_c_while_loading()]
 
 
+#: Ctrl-C received since pytest-mlip took SIGINT over and not yet handled as an interrupt (see _remember_ctrl_c)
+_CTRL_C_SEEN: list = []
+#: the SIGINT handler pytest-mlip replaced (Python's default), put back when the run ends
+_ORIGINAL_SIGINT: list = []
+
+
+def _remember_ctrl_c(signum, frame):
+    """Python's own Ctrl-C (a KeyboardInterrupt), remembered: raised while Python runs a weakref callback or a
+    ``__del__`` (an import's module lock, held-out round 13) the exception is printed as "ignored", and the run went
+    on to exit 0 with a complete report. The run looks again at its next step (the end of its preparation, the end
+    of each item: :func:`stop_if_ctrl_c_lost`) and stops there, interrupted."""
+    import signal
+
+    _CTRL_C_SEEN.append(True)
+    signal.default_int_handler(signum, frame)
+
+
+def stop_if_ctrl_c_lost():
+    """A Ctrl-C that was received and never handled as an interrupt is one now."""
+    if _CTRL_C_SEEN:
+        _CTRL_C_SEEN.clear()
+        raise KeyboardInterrupt
+
+
 def _restore_ctrl_c():
+    """Once this plugin configures, Ctrl-C raises KeyboardInterrupt again, as Python's own handler does, and is
+    remembered (:func:`_remember_ctrl_c`)."""
     import signal
 
     handler = _LOADING_SIGINT.pop() if _LOADING_SIGINT else None
     if handler is not None:
         with contextlib.suppress(ValueError, OSError):  # not the main thread: nothing was set from it
-            signal.signal(signal.SIGINT, handler)
+            signal.signal(signal.SIGINT, _remember_ctrl_c)
+            _ORIGINAL_SIGINT.append(handler)
+
 
 CONTRACT_GLOB = "mlip_*.toml"
 
@@ -206,8 +243,14 @@ def pytest_configure(config):
     _restore_ctrl_c()
     stage = ["preparing the run"]  # what a Ctrl-C interrupts, named in its line
     try:
+        if _CTRL_C_WHILE_LOADING:
+            _CTRL_C_WHILE_LOADING.clear()
+            stage[0] = "pytest loaded its plugins"
+            raise KeyboardInterrupt
         _configure(config, stage)
+        stop_if_ctrl_c_lost()
     except KeyboardInterrupt:
+        _CTRL_C_SEEN.clear()
         _interrupted_while_preparing(config, stage[0], pages=len(stage) > 1 and bool(stage[1]))
         raise
     except pytest.UsageError as exc:
@@ -430,12 +473,23 @@ def process_exit_log(config, worker_only: bool = True) -> Path | None:
     return Path(state.output) / "process-exits" / f"{run_id}.log"
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_sessionfinish(session, exitstatus):
     """After every other finisher (xdist's teardown of its workers included): a worker that model code ended with
-    ``os._exit(0)`` after its last item (its status reaches no one) still fails the run, with one line."""
+    ``os._exit(0)`` after its last item (its status reaches no one) still fails the run, with one line; and a hook
+    that set the exit status to 0 after the gate failed the run (a conftest's ``session.exitstatus = 0``: held-out
+    round 13) is overruled, with one line."""
     result = yield
     config = session.config
+    from .reporting.plugin import REPORT_KEY
+
+    gate = getattr(config.stash.get(REPORT_KEY, None), "status", None)
+    if gate not in (None, 0) and session.exitstatus == 0:
+        import sys
+
+        print(f"pytest-mlip: a pytest_sessionfinish hook (a conftest or a plugin) set the exit status to 0; the run "
+              f"failed pytest-mlip's gate: exit {gate}", file=sys.stderr, flush=True)
+        session.exitstatus = gate
     log = None if getattr(config, "workerinput", None) is not None else process_exit_log(config, worker_only=False)
     if log is not None and log.is_file():
         lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
@@ -474,11 +528,27 @@ def runs_nothing(config) -> bool:
 def _interrupted_while_preparing(config, stage: str, pages: bool = False):
     """Ctrl-C while the run is prepared (a model loads, the contract files are read) comes before pytest's terminal
     exists: the run ended without a byte of output (held-out cases). One line says what happened: nothing was run,
-    no store run or baseline was written, and the summary and report folder asked for (``pages``: written before the
-    models loaded) say INCOMPLETE, started and not finished: nothing there claims a run."""
+    no store run or baseline was written, and the summary and report folder asked for say INCOMPLETE, interrupted
+    (``pages``: the start-of-run pages were written before the models loaded; they are replaced all the same, and
+    written when a Ctrl-C came before them: held-out round 13). A second Ctrl-C is ignored while they are written."""
+    import signal
     import sys
 
-    marked = "; the summary and report folder say INCOMPLETE (started and not finished)" if pages else ""
+    if getattr(config, "workerinput", None) is None:
+        held = None
+        with contextlib.suppress(ValueError, OSError):
+            held = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            from .reporting.stopped import write_interrupted
+
+            target = config.getoption("mlip", None) or config.getini("mlip") or "?"
+            pages = write_interrupted(config, str(target), stage) or pages
+        except Exception:  # noqa: BLE001 - the line below is what the user must see
+            pass
+        finally:
+            if held is not None:
+                signal.signal(signal.SIGINT, held)
+    marked = "; the summary and report folder say INCOMPLETE (interrupted)" if pages else ""
     baseline = " (--mlip-update-baseline: not written)" if config.getoption("mlip_update_baseline", None) else ""
     print(f"pytest-mlip: interrupted (Ctrl-C) while {stage}; nothing was run and no store run or baseline was "
           f"written{baseline}{marked}", file=sys.stderr, flush=True)
@@ -640,20 +710,22 @@ def _load_deadline(spec: str):
 def load_users_model(spec: str, debug: str = "--mlip-debug shows the traceback"):
     """A ``module:function`` model is the user's code, a model file the user's file: load it now, so their
     mistakes are usage errors (``debug``: how this command shows the traceback, or "")."""
-    with _process_state_kept():
+    with _process_state_kept(spec):
         _load_users_model(spec, debug)
 
 
 @contextlib.contextmanager
-def _process_state_kept():
+def _process_state_kept(spec: str):
     """What a factory may change of the process and the run depends on is put back once the model has loaded
     (held-out round 11): the working directory (``os.chdir`` in the user's code moved every relative path resolved
     after it: ``--junitxml=j.xml`` replaced a file of the user's in the folder it moved to) and the recursion limit
     (``sys.setrecursionlimit(60)`` had a flat contract file refused as nested too deeply), and the standard streams
-    (``sys.stdout = None`` ended the run in an INTERNALERROR traceback: round 12)."""
+    (``sys.stdout = None`` ended the run in an INTERNALERROR traceback: round 12). A model that replaced a function
+    of builtins, math or numpy is refused (round 13): the checks themselves would run the model's code."""
     import sys
 
     start, limit, streams = os.getcwd(), sys.getrecursionlimit(), (sys.stdout, sys.stderr, sys.stdin)
+    shared = _shared_functions()
     try:
         yield
     finally:
@@ -663,6 +735,29 @@ def _process_state_kept():
         if sys.getrecursionlimit() < limit:
             sys.setrecursionlimit(limit)
         sys.stdout, sys.stderr, sys.stdin = streams
+    replaced = _replaced(shared)
+    if replaced:
+        raise MlipError(f"loading model {spec!r} replaced {', '.join(replaced[:3])}"
+                        f"{f' and {len(replaced) - 3} more' if len(replaced) > 3 else ''}, which pytest-mlip's checks "
+                        "call; a model must not change Python's builtins, math or numpy: remove that from its code")
+
+
+#: the modules whose functions a model may not replace (pytest-mlip's checks call them)
+SHARED_MODULES = ("builtins", "math", "numpy")
+
+
+def _shared_functions() -> dict[str, dict[str, int]]:
+    """The identity of every public name of :data:`SHARED_MODULES` (new names may appear: lazy submodules)."""
+    import importlib
+
+    return {m: {k: id(v) for k, v in vars(importlib.import_module(m)).items() if not k.startswith("__")}
+            for m in SHARED_MODULES}
+
+
+def _replaced(before: dict[str, dict[str, int]]) -> list[str]:
+    now = _shared_functions()
+    return [f"{m}.{k}" for m, names in before.items() for k, i in names.items() if now[m].get(k, i) != i
+            or k not in now[m]]
 
 
 def _load_users_model(spec: str, debug: str):
@@ -951,6 +1046,7 @@ def pytest_keyboard_interrupt(excinfo):
     import signal
     import sys
 
+    _CTRL_C_SEEN.clear()  # handled: the run stops as interrupted
     told = []
 
     def hold(signum, frame):
@@ -972,8 +1068,22 @@ def pytest_unconfigure(config):
 
     weights.set_offline(None)  # an in-process run (pytester) must not leave the next one offline
     _restore_ctrl_c()  # a run that ended before this plugin configured (pytest --help)
+    if _CTRL_C_WHILE_LOADING:  # held while pytest loaded its plugins, and this plugin never configured
+        import sys
+
+        _CTRL_C_WHILE_LOADING.clear()
+        print("pytest-mlip: interrupted (Ctrl-C) while pytest loaded its plugins", file=sys.stderr, flush=True)
+        os._exit(2)
     while _HELD_SIGINT:  # Ctrl-C works again once the run has ended
         signal.signal(signal.SIGINT, _HELD_SIGINT.pop())
+    while _ORIGINAL_SIGINT:  # Python's own handler, as before pytest-mlip's import
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signal.SIGINT, _ORIGINAL_SIGINT.pop())
+    _CTRL_C_SEEN.clear()
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    stop_if_ctrl_c_lost()  # a Ctrl-C an item's code swallowed (or Python ignored) stops the run here
 
 
 def _make_available(config, entry) -> str | None:
@@ -1147,6 +1257,7 @@ def contract_rows(items) -> list[dict]:
 
 
 def pytest_collection_finish(session):
+    stop_if_ctrl_c_lost()
     config = session.config
     if not config.getoption("mlip_contracts") or config.stash.get(STATE_KEY, None) is None:
         return

@@ -575,3 +575,14 @@ def test_the_judge_approves_a_protocol_the_run_preregistered_and_never_ran(tmp_p
     assert reports and any("| not run |" in r.read_text() for r in reports), "no protocol left unrun: no test"
     result = judge_file(out, sample=0)
     assert result.ok, "\n".join(f.line() for f in result.failed)
+
+
+def test_detect_on_a_model_whose_outputs_change_between_calls_says_so(tmp_path, capsys):
+    """Held-out round 13: detect on a model with random noise on every call found every evidence verdict a pass
+    and ended 'no hypothesis left to pursue', exit 0. The sampled determinism check names it: MODEL BROKEN,
+    exit 1."""
+    rc = detect("--mlip", "tests.mutants.foundation:CallToCallNoise", "--mlip-committee", CLEAN, "--suite", SUITE,
+                "--output", str(tmp_path / "out"), "--tests-dir", "none", "--budget", "50", "--hypotheses", "2")
+    err = capsys.readouterr().err
+    assert rc == 1 and "MODEL BROKEN: the outputs of tests.mutants.foundation:CallToCallNoise differ between " \
+                       "identical calls" in err, err

@@ -408,3 +408,47 @@ def test_render_never_replaces_a_page_the_user_edited(fresh, tmp_path, capsys, p
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is not as pytest-mlip wrote it" in err[0], err
     assert (rep / page).read_text() == edited
+
+
+def test_json_nested_too_deeply_and_a_fifo_are_one_line(fresh, tmp_path, capsys):
+    """Held-out round 13: a report.json nested 100,000 deep ended judge and render in a RecursionError traceback;
+    render blocked for ever on a report.json that is a named pipe. Each is one line, exit 2; a baseline nested
+    that deep is one line too."""
+    import os
+
+    from pytest_mlip.cli import main
+    from pytest_mlip.reporting.gate import BaselineError, load_baseline
+
+    deep = "[" * 100000 + "]" * 100000
+    rep = _copy(fresh, tmp_path)
+    (rep / "report.json").write_text(deep)
+    capsys.readouterr()
+    for argv in (["render", str(rep)], ["judge", str(rep), "--root", fresh[1]]):
+        assert main(argv) == 2
+        err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+        assert len(err) == 1 and "nested too deeply" in err[0], err
+    (rep / "report.json").unlink()
+    os.mkfifo(rep / "report.json")
+    assert main(["render", str(rep)]) == 2
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert len(err) == 1 and "is a named pipe (FIFO), not a report" in err[0], err
+    (tmp_path / "b.json").write_text(deep)
+    with pytest.raises(BaselineError, match="nested too deeply"):
+        load_baseline(tmp_path / "b.json")
+
+
+def test_an_edited_folder_marker_is_refused(fresh, tmp_path):
+    """Held-out round 13: a line added by hand to the report folder's marker (a file it does not hold) was approved
+    with 'folder: holds only the files the run wrote'. The marker lists exactly the folder's files and bytes."""
+    from pytest_mlip.reporting.judge import judge_file
+
+    rep = _copy(fresh, tmp_path)
+    marker = rep / ".pytest-mlip-report"
+    text = marker.read_text()
+    for edited, words in ((text + "deadbeef  thesis.md\n", "never writes"),
+                          (text + "0" * 64 + "  figures/extra.png\n", "does not hold")):
+        marker.write_text(edited)
+        r = judge_file(rep, root=fresh[1], sample=0, replay=0)
+        assert not r.ok and any(words in f.line() for f in r.failed), [f.line() for f in r.failed]
+    marker.write_text(text)
+    assert judge_file(rep, root=fresh[1], sample=0, replay=0).ok

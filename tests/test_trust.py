@@ -629,6 +629,11 @@ def test_a_summary_the_user_edited_is_never_overwritten(run, pytester):
     s.write_text(edited)
     one_line_usage_error(run("--mlip-no-builtin", "--mlip-summary-md=s.md"), "edited since", "move it aside")
     assert s.read_text() == edited
+    empty = pytester.path / "pkg" / "__init__.py"  # round 13: the user's empty file was replaced
+    empty.parent.mkdir()
+    empty.touch()
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-summary-md=pkg/__init__.py"), "not a pytest-mlip summary")
+    assert empty.read_bytes() == b""
 
 
 @pytest.mark.parametrize("link", ["figures", "figures/matrix.png", "report.md"])
@@ -1570,16 +1575,37 @@ def test_ctrl_c_while_the_contract_files_are_read_says_so_in_one_line(pytester):
 
 def test_ctrl_c_while_pytest_loads_its_plugins_is_one_line(pytester):
     """Ctrl-C while pytest imports its plugins (pytest-mlip's pulls in numpy and ASE) printed ~70 lines of pytest's
-    plugin loader (a held-out case): one line, exit 2, nothing written. A plugin loaded after this one interrupts."""
-    pytester.makepyfile(sigint_on_import="import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n"
-                                         "import time\ntime.sleep(5)\n")
+    plugin loader (a held-out case): one line, exit 2, nothing written. A conftest loaded after pytest-mlip
+    interrupts; held until pytest-mlip configures (round 13), the Ctrl-C marks an earlier run's pages, which stood
+    for this run."""
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
-    ret, err = pytest_with_ctrl_c(pytester, "-p", "pytest_mlip.plugin", "-p", "sigint_on_import", "--mlip=emt",
-                                  "--mlip-committee=none", "--mlip-no-builtin", *OUTPUTS)
+    assert pytester.runpytest_subprocess("--mlip=emt", "--mlip-committee=none", "--mlip-no-builtin",
+                                         *OUTPUTS[:2]).ret == 0
+    pytester.makeconftest("import os, signal\nos.kill(os.getpid(), signal.SIGINT)\nimport time\ntime.sleep(1)\n")
+    ret, err = pytest_with_ctrl_c(pytester, "--mlip=emt", "--mlip-committee=none", "--mlip-no-builtin", *OUTPUTS)
     assert ret == pytest.ExitCode.INTERRUPTED, err
-    assert err == ["pytest-mlip: interrupted (Ctrl-C) while pytest loads its plugins; nothing was run and nothing "
-                   "was written"], err
-    assert not [p for p in ("rep", "s.md", "b.json", ".mlip") if (pytester.path / p).exists()]
+    assert err == ["pytest-mlip: interrupted (Ctrl-C) while pytest loaded its plugins; nothing was run and no store "
+                   "run or baseline was written (--mlip-update-baseline: not written); the summary and report folder "
+                   "say INCOMPLETE (interrupted)"], err
+    assert not (pytester.path / "b.json").exists()
+    for page in ("s.md", "rep/report.md"):
+        assert "INCOMPLETE run, interrupted before any model call" in (pytester.path / page).read_text()
+
+
+def test_a_ctrl_c_python_ignores_still_stops_the_run(pytester):
+    """Held-out round 13: a Ctrl-C that landed while Python ran a weakref callback (an import's module lock) was
+    printed as "Exception ignored" and the run went on to exit 0 with a complete report. pytest-mlip remembers
+    every Ctrl-C and stops at the run's next step."""
+    pytester.makepyfile(lostctrlc="import os, signal, time\nfrom ase.calculators.emt import EMT\n\n\n"
+                                  "class Dropped:\n    def __del__(self):\n"
+                                  "        os.kill(os.getpid(), signal.SIGINT)\n        time.sleep(0.2)\n\n\n"
+                                  "def factory():\n    Dropped()\n    return EMT()\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    ret, err = pytest_with_ctrl_c(pytester, "--mlip=lostctrlc:factory", "--mlip-committee=none",
+                                  "--mlip-no-builtin", "-p", "no:cacheprovider", *OUTPUTS[:2])
+    assert ret == pytest.ExitCode.INTERRUPTED, err
+    assert any("Exception ignored" in ln for ln in err), err  # Python dropped it, as in the held-out case
+    assert "pytest-mlip: interrupted (Ctrl-C) while reading the contract files" in err[-1], err
 
 
 def test_a_second_ctrl_c_while_the_interrupted_run_writes_its_report_is_held(pytester):
@@ -1792,6 +1818,55 @@ def test_a_model_with_no_interaction_fails_the_run(run, pytester, module, contra
     inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
     assert any(u.startswith(f"MODEL BROKEN {module}:factory: no interaction") for u in inc["unchecked"]), inc
     assert run("--mlip-no-builtin", model="emt").ret == 0  # a model with forces is not inert
+
+
+@pytest.mark.parametrize("module, energy", [("blind", "-1.0"), ("blind_per_atom", "-1.0 * len(self.atoms)"),
+                                            ("blind_huge", "1e300")])
+def test_an_energy_that_ignores_the_structure_fails_the_run(run, pytester, module, energy):
+    """Held-out round 13: E = -1 eV (or 1e300 eV) on every call with EMT's forces passed a run of its own contracts
+    (zero net force reads the forces only; a flat wall never falls). One energy on every call over different
+    compositions names the model broken; 1e300 eV is an invalid energy on every call."""
+    pytester.makepyfile(**{module: "from ase.calculators.emt import EMT\n\n\nclass Blind(EMT):\n"
+                              "    def calculate(self, *a, **k):\n        super().calculate(*a, **k)\n"
+                              f"        self.results['energy'] = self.results['free_energy'] = {energy}\n\n\n"
+                              "def factory():\n    return Blind()\n"})
+    contracts(pytester, **{"contracts/mlip_x.toml": TWO_MOLECULES.format(name="x") + "\n"
+                           + TWO_WALLS.replace("H\", \"H", "Cu\", \"Ni").format(name="wall")})
+    res = run("--mlip-no-builtin", "--mlip-report=rep", model=f"{module}:factory")
+    assert res.ret == 1, res.stdout.str()[-2000:]
+    out = res.stdout.str()
+    if module == "blind_huge":
+        assert "beyond any interatomic energy" in out, out[-2000:]
+    else:
+        inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
+        assert any(u.startswith(f"MODEL BROKEN {module}:factory: the energy ignores the structure")
+                   for u in inc["unchecked"]), inc
+
+
+def test_an_energy_that_ignores_the_structure_needs_compositions_that_differ():
+    """The test on its own: rotated copies of one molecule share a total energy and supercells of one crystal an
+    energy per atom with any model; neither is flagged. Two compositions with one energy are."""
+    from ase.build import bulk, molecule
+    from pytest_mlip.evaluation.evaluator import EnergySpread
+    from pytest_mlip.reporting.plugin import blind_energy
+
+    spread = EnergySpread()
+    for i in range(12):
+        h2o = molecule("H2O")
+        h2o.rotate(30 * i, "z")
+        spread.add(h2o, -14.2)
+    assert blind_energy(spread) is None  # one composition
+    for n in (1, 2, 3):
+        spread.add(bulk("Cu", cubic=True).repeat(n), -3.5 * 4 * n ** 3)
+    assert blind_energy(spread) is None  # supercells: one energy per atom, periodic
+    other = EnergySpread()
+    for i in range(12):
+        other.add(molecule("H2O") if i % 2 else molecule("NH3"), -1.0)
+    assert "gave the energy -1 eV" in blind_energy(other)
+    merged = EnergySpread()
+    merged.merge(other.as_dict())
+    merged.merge(spread.as_dict())
+    assert blind_energy(merged) is None  # the processes' spreads join: the energies differ
 
 
 def test_no_interaction_needs_energies_that_ignore_the_geometry():
@@ -2482,3 +2557,52 @@ def test_a_disagreement_label_on_an_exact_law_is_a_usage_error(run, pytester):
     an exact law's check compares no committee, so the label is refused; the dimer tail takes it."""
     contracts(pytester, **{"contracts/mlip_x.toml": NET_FORCE.format(name="net") + 'basis = "disagreement"\n'})
     one_line_usage_error(run("--mlip-no-builtin", model="emt"), "basis = 'disagreement'", "is exact")
+
+
+@pytest.mark.parametrize("patch, named", [("np.isfinite = lambda x: True\nmath.isfinite = lambda x: True\n",
+                                           "numpy.isfinite"),
+                                          ("builtins.float = lambda *a: 0.0\n", "builtins.float")])
+def test_a_model_that_replaces_a_shared_function_is_refused(run, pytester, patch, named):
+    """Held-out round 13: a factory that made numpy.isfinite always True passed NaN energies (exit 0); one that
+    replaced builtins.float had a contract file blamed. Replacing a function of builtins, math or numpy is a usage
+    error naming it."""
+    module = f"patcher_{named.split('.')[0]}"  # one module per case: a process caches a loaded model by its spec
+    pytester.makepyfile(**{module: "import builtins, math\nimport numpy as np\nfrom ase.calculators.emt import EMT\n"
+                                   "\n\ndef factory():\n" + "".join(f"    {ln}\n" for ln in patch.strip().splitlines())
+                                   + "    return EMT()\n"})
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    import builtins
+    import math
+
+    import numpy as np
+
+    kept = (np.isfinite, math.isfinite, builtins.float)
+    try:
+        one_line_usage_error(run("--mlip-no-builtin", model=f"{module}:factory"), named, "must not change")
+    finally:
+        np.isfinite, math.isfinite, builtins.float = kept
+
+
+def test_a_hook_that_sets_exit_status_zero_is_overruled(run, pytester):
+    """Held-out round 13: a conftest's pytest_sessionfinish setting session.exitstatus = 0 turned a run whose model
+    returned NaN everywhere into exit 0."""
+    pytester.makeconftest("def pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n")
+    pytester.makepyfile(nanmodel="from ase.calculators.emt import EMT\n\n\nclass N(EMT):\n"
+                                 "    def calculate(self, *a, **k):\n        super().calculate(*a, **k)\n"
+                                 "        self.results['energy'] = float('nan')\n\n\ndef factory():\n    return N()\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    res = run("--mlip-no-builtin", model="nanmodel:factory")
+    assert res.ret == 1, res.stdout.str()[-2000:]
+    assert "set the exit status to 0" in res.stderr.str()
+
+
+def test_a_console_command_takes_no_ctrl_c_handler_of_pytest_loading(tmp_path):
+    """Held-out round 13: Ctrl-C during `pytest-mlip detect` said 'while pytest loads its plugins' and exited
+    through the plugin's loading handler: a console command that imports the plugin leaves Ctrl-C as it was."""
+    import subprocess
+
+    code = ("import signal, pytest_mlip.cli, pytest_mlip.plugin\n"
+            "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=tmp_path)
+    assert out.stdout.strip() == "True", out.stderr[-2000:]

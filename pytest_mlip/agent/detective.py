@@ -112,6 +112,22 @@ def broken_target(evidence) -> str:
             f"({first.contract}: {first.reason or 'error'}); fix the model's outputs, then run detect again")
 
 
+def unsteady_target(target: str) -> str:
+    """One line when the sampled determinism check saw the target's outputs change between identical calls while
+    the evidence was gathered, else "": every verdict compares outputs of different calls, so no hypothesis about a
+    law stands on them (held-out round 13: a model with 0.05 eV of random noise per call ended with exit 0, 'no
+    hypothesis left to pursue')."""
+    from ..evaluation import evaluator_for
+    from ..reporting.plugin import determinism_names
+
+    found = evaluator_for(target).nondeterminism
+    if not found:
+        return ""
+    return (f"MODEL BROKEN: the outputs of {target} differ between identical calls ({determinism_names(found)[0]}); "
+            "fix the model (dropout left on, a random seed per call, state kept between calls), then run detect "
+            "again")
+
+
 class Detective:
     def __init__(self, target: str, committee: list[str], planner, out_dir, memory_path=None, tests_dir=None,
                  budget: int = 20000, max_hypotheses: int = 3, max_escalations: int = 1, report=None, store=None,
@@ -182,7 +198,7 @@ class Detective:
                                   memory_protocols=memory.protocols_run())
             desk = Desk(self.target, self.committee, evidence, memory, validator, ledger, suite, log=self.log,
                         run_id=run_id)
-            summary.broken = broken_target(evidence)
+            summary.broken = broken_target(evidence) or unsteady_target(self.target)
             if summary.broken:
                 summary.stopped = summary.broken
                 self.log(f"detective: {summary.broken}")

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import MlipError
+from ..errors import MlipError, loads_json
 
 
 class EvidenceItem(BaseModel):
@@ -99,7 +99,7 @@ def from_report(path, ledger=None, target: str | None = None, named: bool = Fals
         raise MlipError(f"no report at {path}; pass the folder pytest --mlip=MODEL --mlip-report=DIR wrote "
                         "(or its report.json)")
     try:
-        data = json.loads(path.read_text())
+        data = loads_json(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise MlipError(f"cannot read the report {path} ({exc}); regenerate it with pytest --mlip-report=DIR") \
             from None

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import MlipError
+from ..errors import MlipError, loads_json
 
 RECORD_TYPES = ("run", "evidence", "hypothesis", "preregistration", "probe", "verdict", "status", "protocol_file",
                 "human_verdict", "planner")
@@ -56,7 +56,7 @@ class EvidenceMemory:
         if first is None:
             return None
         try:
-            rec = json.loads(first)
+            rec = loads_json(first)
         except json.JSONDecodeError:
             rec = None
         if not isinstance(rec, dict) or not {"type", "prev"} <= set(rec):
@@ -80,7 +80,7 @@ class EvidenceMemory:
                 if not line.strip():
                     continue
                 try:
-                    rec = json.loads(line)
+                    rec = loads_json(line)
                 except json.JSONDecodeError:
                     self.broken.append(f"line {n}: not JSON (a run killed while writing?); ignored")
                     prev = _digest(line)
@@ -126,7 +126,7 @@ class EvidenceMemory:
         except OSError as exc:
             raise MemoryError_(f"cannot append to the evidence memory {self.path} ({exc.strerror}); pass a "
                                "writable --memory FILE") from None
-        self._records.append(json.loads(line))
+        self._records.append(loads_json(line))
         self._prev = _digest(line)
         return rec
 

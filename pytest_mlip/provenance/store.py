@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Iterable
 
-from ..errors import MlipError
+from ..errors import MlipError, loads_json
 from .artifact import Artifact, ModelIdentity, canonical
 
 SCHEMA_VERSION = 1
@@ -252,9 +252,9 @@ class Store:
     def _artifact(self, row, parents: tuple[str, ...]) -> Artifact:
         (aid, kind, value, routine, params, reason, context, model, version, whash, code, run, created) = row
         ident = ModelIdentity(model, version, whash) if model is not None else None
-        return Artifact(kind=kind, value=json.loads(value), routine=routine, params=json.loads(params),
+        return Artifact(kind=kind, value=loads_json(value), routine=routine, params=loads_json(params),
                         parents=parents, model=ident, code_version=code, reason=reason,
-                        context=json.loads(context), run=run, created=created, id=aid)
+                        context=loads_json(context), run=run, created=created, id=aid)
 
     def get(self, aid: str) -> Artifact | None:
         return self.get_many([aid]).get(aid)
@@ -368,7 +368,7 @@ class Store:
                 "artifact")
         d = dict(zip(keys, row))
         for k in ("committee", "models", "argv"):
-            d[k] = json.loads(d[k]) if d[k] else ([] if k != "models" else {})
+            d[k] = loads_json(d[k]) if d[k] else ([] if k != "models" else {})
         return d
 
     def unhashed_fields(self, ids) -> dict[str, list]:

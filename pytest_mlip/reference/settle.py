@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import loads_json
 from ..provenance.artifact import Artifact, ModelIdentity, canonical
 from .cards import CONFIRMED, REFUTED, UNDECIDED, Card, ProbeCase, RefConfig, Undecidable  # noqa: F401
 from .engines import Engine, EngineFailure, OutOfTime, OutsideDomain, Result
@@ -48,7 +49,7 @@ class Cache:
     def get(self, key: str) -> Result | None:
         p = self.folder / f"{key}.json"
         try:
-            d = json.loads(p.read_text())
+            d = loads_json(p.read_text())
         except (OSError, ValueError):
             return None
         return Result(d["energy"], d["converged"], d["seconds"], d["spin"], d.get("details", {}))

@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import MlipError
+from ..errors import MlipError, loads_json
 from .folder import special_file
 
 FORMAT = "pytest-mlip-baseline"
@@ -66,7 +66,7 @@ def read_baseline(path) -> tuple[dict[tuple[str, str], dict], str | None]:
         raise BaselineError(f"baseline file {path} does not exist: run with --mlip-update-baseline first "
                             f"(pytest --mlip=MODEL --mlip-baseline={path} --mlip-update-baseline) and commit it")
     try:
-        data = json.loads(path.read_text())
+        data = loads_json(path.read_text())
     except (OSError, UnicodeDecodeError) as exc:
         raise BaselineError(f"cannot read baseline file {path} ({exc}); {fix}") from None
     except json.JSONDecodeError as exc:

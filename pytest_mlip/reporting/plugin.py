@@ -258,11 +258,11 @@ def _configure_outputs(config, rep):
                             f"(no {REPORT_MARKER} file with pytest-mlip's text); pass a new or empty folder, "
                             "e.g. --mlip-report=mlip-report")
         _check_report_files(rep.report_dir)
-        try:
-            import jinja2  # noqa: F401
-            import matplotlib  # noqa: F401
-        except ImportError as exc:
-            raise MlipError(f"--mlip-report needs {exc.name}: pip install 'pytest-mlip[report]'") from None
+        import importlib.util
+
+        for name in ("jinja2", "matplotlib"):  # looked up, not imported: the start-of-run pages come first
+            if importlib.util.find_spec(name) is None:
+                raise MlipError(f"--mlip-report needs {name}: pip install 'pytest-mlip[report]'")
     _check_junitxml(config)
     raw = config.getoption("mlip_summary_md")
     if raw:
@@ -411,6 +411,8 @@ class _Collector:
         self.ran: set[str] = set()
         #: model -> [calls on two atoms or more, of those with every force exactly zero, their energies per atom]
         self.inert: dict[str, list] = {}
+        #: (model, process id) -> that process's latest energy spread (cumulative, so the latest holds the rest)
+        self.spreads: dict[tuple[str, int], dict] = {}
         #: whether any process reported what it collected (an interrupted xdist run may end before a worker did:
         #: then no contract was deselected, they all never ran)
         self.collected = False
@@ -435,6 +437,10 @@ class _Collector:
                 inert[1] += data.get("flat", 0)
                 inert[2].update((formula, energy) for formula, energy in data.get("flat_calls", []))
                 inert[3] += data.get("flat_isolated", 0)
+                if "spread" in data:
+                    key = (data["model"], data.get("pid", 0))
+                    if data["spread"]["calls"] >= self.spreads.get(key, {"calls": -1})["calls"]:
+                        self.spreads[key] = data["spread"]
                 self.nondeterminism += data["violations"]
                 if data.get("unreported"):
                     name = report.nodeid.rpartition("::")[2]
@@ -520,7 +526,8 @@ class _Collector:
         unchecked = (unchecked_target(state.target, verdicts) or self.all_skipped(state.target, verdicts)
                      or self.nothing_ran(state.target, verdicts) or self.never_called(state.target, verdicts))
         clashes = sorted(set(self.clashes))
-        unchecked += self.no_interaction()
+        broken = self.no_interaction()
+        unchecked += broken + self.energy_ignores_structure(named=broken)
         # an item whose error verdict is counted is not counted again for the model failure it also saw
         extra = [name for name in self.unreported if name not in set(errors)]
         failed_tests = [f"{name}: {why}" for name, why in sorted(self.failed_tests.items())]
@@ -556,6 +563,26 @@ class _Collector:
                 per = ", ".join(f"{el} {e:.6g}" for el, e in sorted(atomic.items()))
                 out.append(f"MODEL BROKEN {model}: no interaction: all {multi} call(s) on two atoms or more gave "
                            f"forces of exactly zero and an energy that is a sum of constants per atom ({per} eV)")
+        return out
+
+    def energy_ignores_structure(self, named: list[str]) -> list[str]:
+        """Models whose every call on two atoms or more, over different compositions, gave one total energy (or,
+        on isolated structures, one energy per atom), whatever the forces: the energy ignores the structure, and a
+        flat curve passes every law that looks for a fall (held-out cases: E = -1 eV and E = 1e300 eV on every call,
+        with EMT's forces, passed the zero-net-force and repulsive-wall contracts); ``named``: the lines that
+        already name a model broken."""
+        from ..evaluation.evaluator import EnergySpread
+
+        merged: dict[str, EnergySpread] = {}
+        for (model, _), data in sorted(self.spreads.items()):
+            merged.setdefault(model, EnergySpread()).merge(data)
+        out = []
+        for model, spread in sorted(merged.items()):
+            if any(line.startswith(f"MODEL BROKEN {model}: ") for line in named):
+                continue  # named already (no interaction)
+            line = blind_energy(spread)
+            if line:
+                out.append(f"MODEL BROKEN {model}: the energy ignores the structure: {line}")
         return out
 
     def nothing_ran(self, target: str, verdicts: list[dict]) -> list[str]:
@@ -682,6 +709,24 @@ def additive_energies(calls, isolated: int) -> dict[str, float] | None:
     return dict(zip(elements, map(float, fit)))
 
 
+def blind_energy(spread) -> str | None:
+    """What shows that a model's energy ignores the structure, in words, or None: at least INERT_CALLS calls on two
+    atoms or more over two compositions or more with one total energy within ADDITIVE_FLOOR, or as many calls on
+    isolated structures of two compositions or more with one energy per atom within it. A clean model's energies
+    differ between compositions; supercells of one crystal share an energy per atom (so the second test takes
+    isolated structures only), and rotated or translated copies share a total energy (one composition: no test)."""
+    lo, hi = spread.total
+    if spread.calls >= INERT_CALLS and len(spread.formulas) >= 2 and hi - lo <= ADDITIVE_FLOOR:
+        return (f"all {spread.calls} call(s) on two atoms or more gave the energy {lo:.6g} eV, over "
+                f"{', '.join(spread.formulas)}{' and more' if len(spread.formulas) >= spread.KEPT else ''}")
+    lo, hi = spread.per_atom
+    if spread.isolated >= INERT_CALLS and len(spread.isolated_formulas) >= 2 and hi - lo <= ADDITIVE_FLOOR:
+        return (f"all {spread.isolated} call(s) on isolated structures of two atoms or more gave {lo:.6g} eV per "
+                f"atom, over {', '.join(spread.isolated_formulas)}"
+                f"{' and more' if len(spread.isolated_formulas) >= spread.KEPT else ''}")
+    return None
+
+
 def gate_incomplete(block: dict, baseline: dict, verdicts: list[dict], updating: bool = False) -> dict:
     """What the baseline gate counts as unfinished: everything that did not finish, of the deselected hard
     contracts those the baseline holds (the baseline defines the gated suite: leaving one of its contracts out
@@ -763,6 +808,7 @@ def pytest_sessionfinish(session, exitstatus):
     except MlipError as exc:
         rep.errors.append(str(exc))
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
+    rep.status = int(session.exitstatus)  # what the gate says: a later hook may not lower it (plugin.py)
 
 
 #: what the baseline gate lets pass: a failure it records (or one that shrank beyond the margin)

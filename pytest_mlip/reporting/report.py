@@ -52,8 +52,11 @@ def _no_duplicates(pairs):
 
 def loads_strict(text: str):
     """``json.loads`` that refuses an object naming a key twice: Python keeps the last value, another reader may
-    keep the first, so a duplicate key can show a reader one verdict and the judge another."""
-    return json.loads(text, object_pairs_hook=_no_duplicates)
+    keep the first, so a duplicate key can show a reader one verdict and the judge another. Nesting too deep to
+    read is a decode error (:func:`pytest_mlip.errors.loads_json`)."""
+    from ..errors import loads_json
+
+    return loads_json(text, object_pairs_hook=_no_duplicates)
 
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.\-]+", "_", name)[:120]

@@ -29,8 +29,11 @@ HEADLINE = "INCOMPLETE run, stopped by the watchdog"
 RUNNING = "INCOMPLETE run, started and not finished"
 #: the pages of a run a usage error stopped before any model call (the previous run's pages must not stand for it)
 USAGE = "INCOMPLETE run, stopped by a usage error"
+#: the pages of a run interrupted (Ctrl-C) while it was prepared, before any model call
+INTERRUPTED = "INCOMPLETE run, interrupted before any model call"
 #: how each headline's run ended, in report.json's incomplete block
-WHY = {HEADLINE: "stopped by the watchdog", RUNNING: "started and not finished", USAGE: "stopped by a usage error"}
+WHY = {HEADLINE: "stopped by the watchdog", RUNNING: "started and not finished", USAGE: "stopped by a usage error",
+       INTERRUPTED: "interrupted (Ctrl-C)"}
 
 
 def register(config, rep) -> None:
@@ -111,6 +114,13 @@ def write_usage_stopped(config, target: str, message: str) -> bool:
     return write_before_session(config, target, f"pytest-mlip refused it before any model call: {message}", USAGE)
 
 
+def write_interrupted(config, target: str, stage: str) -> bool:
+    """Ctrl-C while the run was prepared (pytest loading its plugins, a model loading): the summary and report folder
+    say so, whether or not the start-of-run pages were written yet (held-out round 13: a Ctrl-C before them left the
+    previous run's passing report)."""
+    return write_before_session(config, target, f"the run was interrupted (Ctrl-C) while {stage}", INTERRUPTED)
+
+
 def _running_text() -> str:
     import time
 
@@ -126,6 +136,8 @@ def _wording(headline: str, code: str = " (exit 2)") -> tuple[str, str]:
                 "fix the model or raise --mlip-timeout, then run again")
     if headline == USAGE:
         return "nothing was run (exit 4)", "fix what the error names, then run again"
+    if headline == INTERRUPTED:
+        return "nothing was run (exit 2)", "run again"
     return "no verdict of it was reported", "read the job's log for how it ended, then run again"
 
 
