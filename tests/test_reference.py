@@ -399,6 +399,16 @@ def test_verify_an_escalation_folder(fake, tmp_path, monkeypatch):
     assert main(["verify", str(folder), "--engine", "fake"]) == 2
     assert (users / "verification.md").read_text() == "my notes\n" and sorted(p.name for p in users.iterdir()) == [
         "verification.md"]
+    (folder / "reference").unlink()
+    (tmp_path / "old-reference").rename(folder / "reference")
+    assert main(["verify", str(folder), "--engine", "fake"]) == 0  # its own pages: replaced
+    page = folder / "reference" / "verification.md"
+    page.write_text(page.read_text() + "my note\n")  # edited since, or a file of the user's at that name: kept
+    assert main(["verify", str(folder), "--engine", "fake"]) == 2
+    assert page.read_text().endswith("my note\n")
+    (tmp_path / "cache.txt").write_text("mine\n")  # --cache naming a file of the user's: one line, not a traceback
+    assert main(["verify", str(inline), "--engine", "fake", "--cache", str(tmp_path / "cache.txt")]) == 2
+    assert (tmp_path / "cache.txt").read_text() == "mine\n"
 
 
 def _fake_choices(add_parser):

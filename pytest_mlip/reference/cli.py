@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -54,6 +55,37 @@ def escalation(folder: Path):
     return models[0], settings
 
 
+#: the list of verify's pages in DIR/reference with their SHA-256: a rerun replaces only pages it lists unchanged
+SEAL = ".pytest-mlip-verify"
+SEAL_HEAD = "written by pytest-mlip verify: the files listed below are replaced on every verify run\n"
+OUTPUTS = ("verification.json", "verification.md")
+
+
+def _not_ours(out: Path) -> str | None:
+    """The first of verify's pages in ``out`` that its seal does not list with its current bytes (a file of the
+    user's at that name, one edited since: held-out round 13 had one overwritten), or None."""
+    present = [out / name for name in OUTPUTS if (out / name).exists()]
+    if not present:
+        return None
+    listed = {}
+    try:
+        text = (out / SEAL).read_text(errors="replace") if (out / SEAL).is_file() else ""
+    except OSError:
+        text = ""
+    if text.startswith(SEAL_HEAD):
+        for line in text[len(SEAL_HEAD):].splitlines():
+            digest, _, name = line.partition("  ")
+            listed[name] = digest
+    for path in present:
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            return str(path)
+        if listed.get(path.name) != digest:
+            return str(path)
+    return None
+
+
 def run(args) -> int:
     from ..evaluation import evaluator_for
     from ..provenance.artifact import code_version
@@ -78,7 +110,6 @@ def run(args) -> int:
     factory.SEARCH_PATHS[:] = factory.project_paths(os.getcwd())
     load_users_model(target, debug="")
     out = folder / "reference"
-    from ..errors import MlipError
     from ..reporting.folder import not_plain_entry, special_file
 
     # verify writes its files there: a link swapped in for the folder or a file in it had a file of the user's
@@ -88,8 +119,19 @@ def run(args) -> int:
     if odd:
         raise MlipError(f"the verification folder holds {odd}: verify never writes through links or into special "
                         "files; remove it, or copy the escalation folder and verify the copy")
+    foreign = _not_ours(out)
+    if foreign:
+        raise MlipError(f"{foreign} was not written by pytest-mlip verify (or was edited since); verify replaces "
+                        "its own files only: move it aside, then run verify again")
+    cache_dir = Path(args.cache) if args.cache else out / "cache"
+    odd = (f"a symbolic link" if cache_dir.is_symlink() else
+           special_file(cache_dir) or "a file" if cache_dir.exists() and not cache_dir.is_dir() else "")
+    odd = f"--cache {args.cache or cache_dir} is {odd}" if odd else not_plain_entry(cache_dir)
+    if odd:
+        raise MlipError(f"{odd}: the reference cache is a folder of pytest-mlip's files; pass a folder with "
+                        "--cache=DIR (or leave it out)")
     out.mkdir(exist_ok=True)
-    cache = Cache(Path(args.cache) if args.cache else out / "cache")
+    cache = Cache(cache_dir)
     budget = Budget(args.budget)
     store = Store(out / "provenance.sqlite")
     code = code_version()
@@ -122,8 +164,12 @@ def run(args) -> int:
                 print(f"{settings.name} {st.probe}: {st.decision} - {st.reason}")
     finally:
         store.close()
-    (out / "verification.json").write_text(json.dumps({"engine": eng.describe(), "target": target,
-                                                        "decisions": rows}, indent=1, default=str) + "\n")
-    (out / "verification.md").write_text("\n".join(lines) + "\n")
+    written = {"verification.json": json.dumps({"engine": eng.describe(), "target": target, "decisions": rows},
+                                               indent=1, default=str) + "\n",
+               "verification.md": "\n".join(lines) + "\n"}
+    for name, text in written.items():
+        (out / name).write_text(text)
+    (out / SEAL).write_text(SEAL_HEAD + "".join(f"{hashlib.sha256(text.encode()).hexdigest()}  {name}\n"
+                                                for name, text in sorted(written.items())))
     print(f"written: {out / 'verification.md'} (and verification.json, provenance.sqlite)")
     return 0
