@@ -406,6 +406,10 @@ def test_verify_an_escalation_folder(fake, tmp_path, monkeypatch):
     page.write_text(page.read_text() + "my note\n")  # edited since, or a file of the user's at that name: kept
     assert main(["verify", str(folder), "--engine", "fake"]) == 2
     assert page.read_text().endswith("my note\n")
+    (inline / "reproduce.py").write_text("MODELS = ['tests.mutants:NanEverywhere']\nPROTOCOL = None\n"
+                                         f"TABLES = {json.dumps([table])}\n")  # round 13: exit 0, an empty table
+    assert main(["verify", str(inline), "--engine", "fake"]) == 1
+    assert "**error**" in (inline / "reference" / "verification.md").read_text()
     (tmp_path / "cache.txt").write_text("mine\n")  # --cache naming a file of the user's: one line, not a traceback
     assert main(["verify", str(inline), "--engine", "fake", "--cache", str(tmp_path / "cache.txt")]) == 2
     assert (tmp_path / "cache.txt").read_text() == "mine\n"

@@ -6,6 +6,7 @@ import ast
 import hashlib
 import json
 import re
+import sys
 from pathlib import Path
 
 from ..errors import MlipError
@@ -135,6 +136,7 @@ def run(args) -> int:
     budget = Budget(args.budget)
     store = Store(out / "provenance.sqlite")
     code = code_version()
+    broken: list[str] = []
     rows, lines = [], [f"# Reference verification ({eng.method.label()})", "", f"target `{target}`", "",
                        "| protocol | probe | quantity | model | reference | band | decision | why |",
                        "|---|---|---|---|---|---|---|---|"]
@@ -146,6 +148,12 @@ def run(args) -> int:
                 continue
             verdict = run_contract(settings, target)
             ev = evaluator_for(target)
+            if verdict.status == "error":  # garbage out: nothing to settle (held-out round 13 read an empty table)
+                why = (verdict.reason or "the model could not be evaluated").splitlines()[0]
+                broken.append(f"{settings.name}: {why}")
+                lines.append(f"| `{settings.name}` | - | - | - | - | - | **error** | the model's outputs are not "
+                             f"usable: {why} |")
+                continue
             arts, ids = verdict_artifacts(verdict, ev, code)
             store.put_many(arts)
             for st in settle_verdict(verdict, settings, eng, cache, budget, model=ev.model,
@@ -172,4 +180,8 @@ def run(args) -> int:
     (out / SEAL).write_text(SEAL_HEAD + "".join(f"{hashlib.sha256(text.encode()).hexdigest()}  {name}\n"
                                                 for name, text in sorted(written.items())))
     print(f"written: {out / 'verification.md'} (and verification.json, provenance.sqlite)")
+    if broken:
+        print(f"pytest-mlip: verify: MODEL BROKEN: {target} gave no usable output on {len(broken)} protocol(s) "
+              f"({broken[0][:300]}); nothing was settled: fix the model, then run verify again", file=sys.stderr)
+        return 1
     return 0
