@@ -2606,3 +2606,23 @@ def test_a_console_command_takes_no_ctrl_c_handler_of_pytest_loading(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=tmp_path)
     assert out.stdout.strip() == "True", out.stderr[-2000:]
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]])
+def test_an_output_that_shifts_after_some_calls_fails_a_short_run(run, pytester, xdist):
+    """Held-out round 13: the energy shifted by 1e-3 eV after the model's 30th call, in a run of ~40 calls (the
+    first call came back only every 100 calls): exit 0, serially and under xdist. Each process makes every model's
+    first call again after its last item."""
+    pytester.makepyfile(shifts="from ase.calculators.emt import EMT\n\n\nclass Shifts(EMT):\n    n = 0\n\n"
+                               "    def calculate(self, *a, **k):\n        super().calculate(*a, **k)\n"
+                               "        Shifts.n += 1\n"
+                               "        self.results['energy'] += 1e-3 * (Shifts.n > 30)\n\n\n"
+                               "def factory():\n    return Shifts()\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": TWO_MOLECULES.format(name="x") + "\n"
+                           + TWO_WALLS.replace('["H", "H"], ', "").format(name="wall")})
+    args = ["--mlip-no-builtin", "--mlip-report=rep"]
+    res = pytester.runpytest_subprocess("--mlip=shifts:factory", "--mlip-committee=none", "-p", "no:cacheprovider",
+                                        *args, *xdist) if xdist else run(*args, model="shifts:factory")
+    assert res.ret == 1, res.stdout.str()[-2000:]
+    inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
+    assert inc["determinism"], inc

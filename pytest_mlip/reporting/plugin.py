@@ -624,7 +624,8 @@ class _Collector:
         # a repeat may land on a call the run made once and a cache answered later: repeats can exceed calls
         return (f"determinism (sampled): {repeats} repeat(s) over {calls} model call(s) ({sample.fraction:.0%} seeded "
                 f"sample, at least {sample.minimum} per model and process or every call when fewer, and the first call "
-                f"again every {sample.anchor_every} calls, and the first call of each kind of system; "
+                f"again every {sample.anchor_every} calls and after the last item, and the first call of each kind of "
+                f"system; "
                 f"+{repeats} call(s)): "
                 f"{verdict}")
 
