@@ -198,3 +198,11 @@ def test_a_link_where_a_protocol_would_go_is_a_line_not_a_traceback(tmp_path):
     second = run_adversary(WALL, evaluator_for(BUMP), SearchOptions(budget=120), keep=folder, model_spec=BUMP)
     assert second.kept is None and mine.read_text() == "# mine\n"
     assert any(n.startswith("not kept as a protocol") and "symbolic link" in n for n in second.notes), second.notes
+    # held-out round 13: generated_tests itself a link to another folder had the protocol written there
+    other = tmp_path / "other"
+    other.mkdir()
+    linked = tmp_path / "linked"
+    linked.symlink_to(other)
+    third = run_adversary(WALL, evaluator_for(BUMP), SearchOptions(budget=120), keep=linked, model_spec=BUMP)
+    assert third.kept is None and not list(other.iterdir())
+    assert any("is a symbolic link" in n for n in third.notes), third.notes

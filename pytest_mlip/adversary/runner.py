@@ -234,6 +234,9 @@ def keep_protocol(settings, problem, x, value: float, evaluator, spec: str, fold
         return None, (f"not kept as a protocol: the {settings.check} check under the kept setting gives "
                       f"{verdict.status} (v/tau {format_value(verdict.max_normalized)}) on {evaluator.name}, so it "
                       "would not reproduce the finding")
+    if folder.is_symlink():  # the file would land in another folder (held-out round 13)
+        return None, (f"not kept as a protocol: {folder} is a symbolic link; keep protocols in a folder of the "
+                      "project itself (remove the link)")
     folder.mkdir(parents=True, exist_ok=True)
     from ..agent.validator import ProtocolRejected
 
