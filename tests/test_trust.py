@@ -2626,3 +2626,19 @@ def test_an_output_that_shifts_after_some_calls_fails_a_short_run(run, pytester,
     assert res.ret == 1, res.stdout.str()[-2000:]
     inc = json.loads((pytester.path / "rep" / "report.json").read_text())["incomplete"]
     assert inc["determinism"], inc
+
+
+def test_outputs_an_earlier_call_gave_on_another_geometry_are_an_error(run, pytester):
+    """Held-out round 13: a model that returned its first results for every structure of the same size (results
+    not recomputed when the positions change) passed: its dimer curve was flat. Outputs identical bit for bit to
+    an earlier call's on another geometry are an error naming it; translated copies (identical forces) are not."""
+    pytester.makepyfile(stale="from ase.calculators.emt import EMT\n\n\nclass Stale(EMT):\n    first = {}\n\n"
+                              "    def calculate(self, *a, **k):\n        super().calculate(*a, **k)\n"
+                              "        n = len(self.atoms)\n"
+                              "        self.results = dict(Stale.first.setdefault(n, dict(self.results)))\n\n\n"
+                              "def factory():\n    return Stale()\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": TWO_WALLS.format(name="wall")})
+    res = run("--mlip-no-builtin", model="stale:factory")
+    assert res.ret == 1 and "results were not recomputed" in res.stdout.str(), res.stdout.str()[-2000:]
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})  # translations: the same outputs
+    assert run("--mlip-no-builtin", model="emt").ret == 0
