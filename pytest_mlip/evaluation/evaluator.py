@@ -611,9 +611,11 @@ class Evaluator:
             if len(self.outputs_seen) < STALE_KEPT:
                 self.outputs_seen[key] = work.copy()
             return
-        if not same_geometry(earlier, work):
+        cutoff = getattr(getattr(self.model, "info", None), "cutoff", None)
+        if not same_geometry(earlier, work, reach=float(cutoff) if cutoff else STALE_REACH):
             raise ModelOutputError(self.name, work, "energy", "the model returned exactly the energy and forces of an "
-                                   f"earlier call on another geometry ({earlier.get_chemical_formula()}): its "
+                                   f"earlier call on another geometry ({earlier.get_chemical_formula()}, other "
+                                   "interatomic distances): its "
                                    "results were not recomputed (a calculator that skips calculate() when the "
                                    "positions change?)")
 
@@ -627,19 +629,25 @@ STALE_KEPT = 2048
 STALE_ATOMS = 200
 
 
-def same_geometry(a, b, tol: float = 1e-6) -> bool:
-    """The same structure up to a translation, rotation, mirror image or renumbering: the same elements, the same
-    periodicity and cell shape, and the same sorted interatomic distances (minimum image in periodic directions)."""
-    if len(a) != len(b) or sorted(a.numbers.tolist()) != sorted(b.numbers.tolist()) \
-            or a.pbc.tolist() != b.pbc.tolist():
+def same_geometry(a, b, reach: float, tol: float = 1e-6) -> bool:
+    """The same geometry, as far as a model can see, up to a translation, rotation, mirror image or renumbering: the
+    same periodicity and cell shape, and the same sorted interatomic distances shorter than ``reach`` (minimum
+    image in periodic directions). Longer distances are not compared: two fragments moved apart beyond a model's
+    cutoff give it the same outputs (the dissociation law's geometries). Elements are not compared either: a model
+    that ignores them (Lennard-Jones, Morse) gives H2 and C2 at one distance the same outputs."""
+    if len(a) != len(b) or a.pbc.tolist() != b.pbc.tolist():
         return False
     if a.pbc.any() and not np.allclose(a.cell.cellpar(), b.cell.cellpar(), atol=tol):
         return False
     if len(a) < 2:
         return True
-    da = np.sort(a.get_all_distances(mic=bool(a.pbc.any())), axis=None)
-    db = np.sort(b.get_all_distances(mic=bool(b.pbc.any())), axis=None)
-    return bool(np.allclose(da, db, atol=tol))
+    da, db = (np.sort(x.get_all_distances(mic=bool(x.pbc.any())), axis=None) for x in (a, b))
+    da, db = da[da < reach], db[db < reach]
+    return da.shape == db.shape and bool(np.allclose(da, db, atol=tol))
+
+
+#: A: the distances the stale-output test compares when the model declares no cutoff (shorter than any MLIP's)
+STALE_REACH = 3.0
 
 
 #: the public getter a check's value is read through, per property (ASE's calculator protocol)

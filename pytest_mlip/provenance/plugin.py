@@ -201,6 +201,7 @@ def pytest_runtest_call(item):
         if getattr(item, "mlip_last", False):  # the process's last item: every model's first call made again
             _repeat_anchors(item, prov, evaluator)
         _record_sample(item, evaluator, before)
+        _record_item(item, prov, evaluator)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -222,7 +223,6 @@ def _repeat_anchors(item, prov, evaluator) -> None:
             other.repeat_anchor()
         if _sample_state(other) != before:
             _record_sample(item, other, before)
-        _record_item(item, prov, evaluator)
 
 
 def _sample_state(evaluator) -> tuple[int, int, int, int, int, int, int, int]:
