@@ -479,10 +479,21 @@ def pytest_sessionfinish(session, exitstatus):
     ``os._exit(0)`` after its last item (its status reaches no one) still fails the run, with one line; and a hook
     that set the exit status to 0 after the gate failed the run (a conftest's ``session.exitstatus = 0``: held-out
     round 13) is overruled, with one line."""
-    result = yield
     config = session.config
     from .reporting.plugin import REPORT_KEY
 
+    try:
+        result = yield
+    except SystemExit as exc:  # sys.exit(0) in another finisher would end the run with 0 (held-out round 14)
+        gate = getattr(config.stash.get(REPORT_KEY, None), "status", None)
+        if exc.code not in (0, None) or gate in (None, 0):
+            raise
+        import sys
+
+        print(f"pytest-mlip: a pytest_sessionfinish hook (a conftest or a plugin) called sys.exit({exc.code!r}); the "
+              f"run failed pytest-mlip's gate: exit {gate}", file=sys.stderr, flush=True)
+        session.exitstatus = gate
+        result = None
     gate = getattr(config.stash.get(REPORT_KEY, None), "status", None)
     if gate not in (None, 0) and session.exitstatus == 0:
         import sys
@@ -739,19 +750,27 @@ def _process_state_kept(spec: str):
     if replaced:
         raise MlipError(f"loading model {spec!r} replaced {', '.join(replaced[:3])}"
                         f"{f' and {len(replaced) - 3} more' if len(replaced) > 3 else ''}, which pytest-mlip's checks "
-                        "call; a model must not change Python's builtins, math or numpy: remove that from its code")
+                        "call; a model must not change Python's builtins, math, numpy or ASE's Atoms and Calculator: "
+                        "remove that from its code")
 
 
-#: the modules whose functions a model may not replace (pytest-mlip's checks call them)
-SHARED_MODULES = ("builtins", "math", "numpy")
+#: the modules and classes whose functions a model may not replace (pytest-mlip's checks call them; round 14:
+#: numpy.linalg.norm replaced hid a net force)
+SHARED_MODULES = ("builtins", "math", "numpy", "numpy.linalg", "ase.atoms:Atoms", "ase.geometry",
+                  "ase.calculators.calculator:Calculator")
 
 
 def _shared_functions() -> dict[str, dict[str, int]]:
     """The identity of every public name of :data:`SHARED_MODULES` (new names may appear: lazy submodules)."""
     import importlib
 
-    return {m: {k: id(v) for k, v in vars(importlib.import_module(m)).items() if not k.startswith("__")}
-            for m in SHARED_MODULES}
+    out = {}
+    for path in SHARED_MODULES:
+        module, _, cls = path.partition(":")
+        space = importlib.import_module(module)
+        space = getattr(space, cls) if cls else space
+        out[path.replace(":", ".")] = {k: id(v) for k, v in vars(space).items() if not k.startswith("__")}
+    return out
 
 
 def _replaced(before: dict[str, dict[str, int]]) -> list[str]:

@@ -274,9 +274,9 @@ class EscalationWriter(Items):
                             self.P("period")])
 
     def figure(self):
-        import matplotlib
+        from ..reporting.figures import import_matplotlib
 
-        matplotlib.use("Agg", force=False)
+        import_matplotlib().use("Agg", force=False)
         from matplotlib.figure import Figure
 
         from ..reporting.figures import to_png

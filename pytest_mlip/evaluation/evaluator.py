@@ -733,9 +733,11 @@ def _numeric_array(model, atoms, prop, value) -> np.ndarray:
 
 #: the largest magnitudes a model's outputs may have: finite numbers beyond them are no interatomic energy, force or
 #: stress (a held-out case: an energy of 1e300 eV on every call passed). Far beyond physics (the screened nuclear
-#: repulsion of two plutonium nuclei 0.1 A apart is ~2e5 eV per atom), so that textbook potentials stay inside them
-#: at the shortest distance a contract reaches: Lennard-Jones argon 0.1 A apart, ~1e17 eV and ~1e19 eV/A.
-OUTPUT_LIMITS = {"energy": 1e25, "forces": 1e27, "stress": 1e27}
+#: repulsion of two plutonium nuclei 0.1 A apart is ~2e5 eV per atom). The energy's bound is float64's: beyond 1e12
+#: eV per atom less than a meV of resolution is left, and the energy laws would compare rounding (round 14: an offset
+#: of 1e24 eV per atom passed them all). Textbook potentials stay inside it down to ~0.2 A (the registered
+#: Lennard-Jones, sigma 2 A: 3e9 eV at 0.3 A); forces and stresses, never offset, keep a bound of overflow's order.
+OUTPUT_LIMITS = {"energy": 1e12, "forces": 1e27, "stress": 1e27}
 
 
 def validate_output(model: str, atoms, out: dict, want_stress: bool) -> Evaluation:

@@ -80,7 +80,26 @@ def curve_title(cs: dict) -> str:
     return f"{cs['contract']}: {y} against {x}"
 
 
+def import_matplotlib():
+    """matplotlib, imported with the MPLBACKEND environment variable set aside: pytest-mlip draws on an Agg canvas
+    and needs no backend, and a value matplotlib does not know ended the run in a traceback as it wrote the report
+    (held-out round 14)."""
+    import os
+    import sys
+
+    if "matplotlib" in sys.modules:
+        return sys.modules["matplotlib"]
+    saved = os.environ.pop("MPLBACKEND", None)
+    try:
+        import matplotlib
+    finally:
+        if saved is not None:
+            os.environ["MPLBACKEND"] = saved
+    return matplotlib
+
+
 def _fig(w, h):
+    import_matplotlib()
     from matplotlib.figure import Figure
 
     return Figure(figsize=(w, h), dpi=100)

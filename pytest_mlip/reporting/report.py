@@ -302,7 +302,9 @@ def figures_for(data: dict) -> list[dict]:
 
     Drawn under matplotlib's default settings whatever the process changed before (another library's style, a
     test), so the judge, redrawing in another process, gets the same bytes."""
-    import matplotlib
+    from .figures import import_matplotlib
+
+    matplotlib = import_matplotlib()
 
     with matplotlib.rc_context():
         matplotlib.rcdefaults()
