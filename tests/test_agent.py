@@ -586,3 +586,16 @@ def test_detect_on_a_model_whose_outputs_change_between_calls_says_so(tmp_path, 
     err = capsys.readouterr().err
     assert rc == 1 and "MODEL BROKEN: the outputs of tests.mutants.foundation:CallToCallNoise differ between " \
                        "identical calls" in err, err
+
+
+def test_detect_on_a_suite_file_that_does_not_parse_is_one_line_and_writes_nothing(tmp_path, capsys):
+    """Held-out round 14: a --suite file of the user's with one bad field was skipped as a 'built-in contract file'
+    and the detective then said no contract was of a law it widens. The user's file is refused with its line."""
+    bad = tmp_path / "mlip_bad.toml"
+    bad.write_text(Path(SUITE).read_text().replace('"Cu"', '"cu"', 1))
+    assert bad.read_text() != Path(SUITE).read_text()
+    rc = detect("--mlip", CLEAN, "--mlip-committee", "none", "--suite", str(bad), "--output", str(tmp_path / "out"),
+                "--tests-dir", "none", "--budget", "20")
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert rc == 2 and len(err) == 1 and "mlip_bad.toml" in err[0] and "built-in" not in err[0], err
+    assert not (tmp_path / "out").exists()

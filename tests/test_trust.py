@@ -2659,3 +2659,18 @@ def test_an_unknown_mplbackend_does_not_stop_the_report(pytester, monkeypatch):
                                         "no:cacheprovider", "--mlip-report=rep")
     assert res.ret == 0, res.stdout.str()[-2000:] + res.stderr.str()[-2000:]
     assert "INCOMPLETE" not in (pytester.path / "rep" / "report.md").read_text()
+
+
+def test_an_option_in_pytest_addopts_wins_over_the_ini_key(pytester, monkeypatch):
+    """Held-out round 14: PYTEST_ADDOPTS=--mlip-committee=emt lost to mlip_committee in pyproject.toml, and
+    PYTEST_ADDOPTS=--mlip-committee=bogus or --mlip-timeout=abc went unchecked (exit 0)."""
+    pytester.makepyprojecttoml('[tool.pytest.ini_options]\nmlip_committee = "none"\n')
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    for value, words in (("--mlip-committee=bogus", "unknown model 'bogus'"),
+                         ("--mlip-timeout=abc", "--mlip-timeout='abc'")):
+        monkeypatch.setenv("PYTEST_ADDOPTS", value)
+        res = pytester.runpytest_subprocess("--mlip=emt", "--mlip-no-builtin", "-p", "no:cacheprovider")
+        assert res.ret == pytest.ExitCode.USAGE_ERROR and words in res.stderr.str(), res.stderr.str()[-2000:]
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--mlip-committee=lennard-jones")
+    res = pytester.runpytest_subprocess("--mlip=emt", "--mlip-no-builtin", "-p", "no:cacheprovider")
+    assert res.ret == 0 and "lennard-jones" in res.stdout.str(), res.stdout.str()[-2000:]

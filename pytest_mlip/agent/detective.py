@@ -168,7 +168,10 @@ class Detective:
             why = entry.unavailable(entry.weights)
             if why:
                 raise MlipError(f"model {entry.name!r} is not usable here: {why}")
+        from ..contracts.suite import load_suite
         from .outputs import check_tests_dir, claim_output_folder
+
+        suite = load_suite(self.suite_files, log=self.log)  # a file of the user's refused before anything is written
 
         memory = EvidenceMemory(self.memory_path)
         foreign = memory.foreign()
@@ -187,9 +190,7 @@ class Detective:
             memory.append("run", {"event": "start", "target": self.target, "committee": self.committee,
                                   "planner": self.planner.name, "budget": self.budget,
                                   "code_version": ledger.code_version}, run=run_id)
-            from ..contracts.suite import builtin_contracts_dir, load_suite
-
-            suite = load_suite(self.suite_files, log=self.log)
+            from ..contracts.suite import builtin_contracts_dir
             evidence, summary.evidence_source = self._evidence(memory, ledger, suite, run_id)
             existing = [self.tests_dir] if self.tests_dir else []
             existing += [Path("contracts")] if Path("contracts").resolve() != Path(builtin_contracts_dir()).resolve() \
