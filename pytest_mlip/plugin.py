@@ -1080,7 +1080,26 @@ def pytest_keyboard_interrupt(excinfo):
         pass
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_unconfigure(config):
+    """After every other unconfigure: sys.exit(0) in one of them (a conftest's) after the gate failed the run ends
+    it with the run's status, with one line (held-out round 14: exit 0 after a hard failure)."""
+    try:
+        return (yield)
+    except SystemExit as exc:
+        final = config.stash.get(FINAL_STATUS, None)
+        if exc.code not in (0, None) or not final:
+            raise
+        import sys
+
+        print(f"pytest-mlip: a pytest_unconfigure hook (a conftest or a plugin) called sys.exit({exc.code!r}); the "
+              f"run failed pytest-mlip's gate: exit {final}", file=sys.stderr, flush=True)
+        raise SystemExit(final) from None
+    finally:
+        _unconfigure(config)
+
+
+def _unconfigure(config):
     import signal
 
     from .models import weights

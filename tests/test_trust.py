@@ -2587,7 +2587,8 @@ def test_a_model_that_replaces_a_shared_function_is_refused(run, pytester, patch
 
 @pytest.mark.parametrize("hook", ["def pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n",
                                   "import sys\nimport pytest\n\n\n@pytest.hookimpl(trylast=True)\n"
-                                  "def pytest_sessionfinish(session, exitstatus):\n    sys.exit(0)\n"])
+                                  "def pytest_sessionfinish(session, exitstatus):\n    sys.exit(0)\n",
+                                  "import sys\n\n\ndef pytest_unconfigure(config):\n    sys.exit(0)\n"])
 def test_a_hook_that_sets_exit_status_zero_is_overruled(run, pytester, hook):
     """Held-out round 13: a conftest's pytest_sessionfinish setting session.exitstatus = 0 turned a run whose model
     returned NaN everywhere into exit 0; round 14: sys.exit(0) there did the same."""
@@ -2674,3 +2675,25 @@ def test_an_option_in_pytest_addopts_wins_over_the_ini_key(pytester, monkeypatch
     monkeypatch.setenv("PYTEST_ADDOPTS", "--mlip-committee=lennard-jones")
     res = pytester.runpytest_subprocess("--mlip=emt", "--mlip-no-builtin", "-p", "no:cacheprovider")
     assert res.ret == 0 and "lennard-jones" in res.stdout.str(), res.stdout.str()[-2000:]
+
+
+def test_an_update_flag_set_by_a_conftest_does_not_update_the_baseline(run, pytester):
+    """Held-out round 14: a conftest setting config.option.mlip_update_baseline = True turned every gated run into a
+    baseline update that recorded its failures as known (exit 0); the ini file and PYTEST_ADDOPTS refuse the flag.
+    Only the command line updates a baseline."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    assert run("--mlip-no-builtin", "--mlip-baseline=b.json", "--mlip-update-baseline", model="emt").ret == 0
+    before = (pytester.path / "b.json").read_text()
+    pytester.makeconftest("import pytest\n\n\n@pytest.hookimpl(tryfirst=True)\ndef pytest_configure(config):\n"
+                          "    config.option.mlip_update_baseline = True\n")
+    res = pytester.runpytest_subprocess("--mlip=emt", "--mlip-committee=none", "-p", "no:cacheprovider",
+                                        "--mlip-no-builtin", "--mlip-baseline=b.json")
+    assert res.ret != 0 and "set by code" in res.stdout.str() + res.stderr.str(), res.stdout.str()[-2000:]
+    assert (pytester.path / "b.json").read_text() == before
+
+
+def test_an_adversary_budget_beyond_reason_is_a_usage_error(run, pytester):
+    """Held-out round 14: --mlip-adversary-budget=1e12 was accepted and ran until the job's timeout."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    one_line_usage_error(run("--mlip-no-builtin", "--mlip-adversary", "--mlip-adversary-budget=1000000000000"),
+                         "--mlip-adversary-budget")

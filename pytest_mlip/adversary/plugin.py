@@ -34,7 +34,7 @@ def pytest_addoption(parser):
     group.addoption("--mlip-adversary", action="store_true", default=False,
                     help="after the sampled checks, search each contract's admissible inputs Z for its largest "
                          "violation (reported apart; see --mlip-adversary-gate)")
-    add_number_option(group, "--mlip-adversary-budget", Number("a number of model evaluations", "200", minimum=1), default=None,
+    add_number_option(group, "--mlip-adversary-budget", Number("a number of model evaluations", "200", minimum=1, maximum=1_000_000), default=None,
                       metavar="N",
                       help="model evaluations per contract and model for the adversary (default 200)")
     add_number_option(group, "--mlip-adversary-seed", Number("a random seed", "0"), default=0, metavar="SEED",

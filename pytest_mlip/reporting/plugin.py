@@ -798,6 +798,8 @@ def pytest_sessionfinish(session, exitstatus):
             rep.overruled = gating_failures(rep, [v for v, _ in prov.sorted_entries()])
             if rep.overruled:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if getattr(rep, "refused_update", False) and session.exitstatus != pytest.ExitCode.INTERRUPTED:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
         usage = rep.tracker.usage_errors if rep.tracker else {}
         if usage and session.exitstatus != pytest.ExitCode.INTERRUPTED:
             # a test's mlip_check arguments are the user's mistake, found only when the test ran: one line and
@@ -810,6 +812,14 @@ def pytest_sessionfinish(session, exitstatus):
         rep.errors.append(str(exc))
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
     rep.status = int(session.exitstatus)  # what the gate says: a later hook may not lower it (plugin.py)
+
+
+def _asked_on_command_line(config) -> bool:
+    """--mlip-update-baseline on this run's command line (the ini file and PYTEST_ADDOPTS refuse it already)."""
+    from ..options import from_override
+
+    return any(str(a) == "--mlip-update-baseline" for a in config.invocation_params.args) \
+        or from_override(config, "mlip_update_baseline")
 
 
 #: what the baseline gate lets pass: a failure it records (or one that shrank beyond the margin)
@@ -890,7 +900,14 @@ def _finish_run(rep, prov):
 
     extra["platform"] = fingerprint()  # the judge re-runs a call exactly only on the platform that made it
     prov.finish(extra, references=refs)
-    if rep.update_baseline and rep.baseline_path is not None and rep.incomplete.get("fails_run"):
+    if rep.update_baseline and rep.baseline_path is not None and not _asked_on_command_line(rep.config):
+        # a conftest or plugin that set the option turned every gated run into an update (held-out round 14)
+        rep.errors.append(f"baseline {rep.baseline_path} not updated: --mlip-update-baseline was set by code (a "
+                          "conftest or a plugin), not on the command line; remove that code and pass the flag on "
+                          "the command line of the one run that updates the baseline")
+        rep.update_baseline = False
+        rep.refused_update = True  # the user's mistake: the run ends with pytest's usage-error status
+    elif rep.update_baseline and rep.baseline_path is not None and rep.incomplete.get("fails_run"):
         rep.errors.append(f"baseline {rep.baseline_path} not updated: the run is incomplete (it was stopped, or "
                            "items did not finish or ended in error verdicts); rerun to completion to update it")
     elif rep.update_baseline and rep.baseline_path is not None:
