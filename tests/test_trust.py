@@ -2697,3 +2697,16 @@ def test_an_adversary_budget_beyond_reason_is_a_usage_error(run, pytester):
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
     one_line_usage_error(run("--mlip-no-builtin", "--mlip-adversary", "--mlip-adversary-budget=1000000000000"),
                          "--mlip-adversary-budget")
+
+
+def test_a_margin_a_conftest_made_a_string_is_one_line(pytester):
+    """Held-out round 14: a conftest setting config.option.mlip_regression_margin = "1e9" after the options were
+    checked ended the run in a 113-line traceback at the gate."""
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    assert pytester.runpytest_subprocess("--mlip=emt", "--mlip-committee=none", "--mlip-no-builtin",
+                                         "--mlip-baseline=b.json", "--mlip-update-baseline").ret == 0
+    pytester.makeconftest("def pytest_configure(config):\n    config.option.mlip_regression_margin = '1e9'\n")
+    res = pytester.runpytest_subprocess("--mlip=emt", "--mlip-committee=none", "--mlip-no-builtin",
+                                        "--mlip-baseline=b.json")
+    err = [ln for ln in res.stderr.str().splitlines() if ln.strip()]
+    assert res.ret == pytest.ExitCode.USAGE_ERROR and len(err) == 1 and "--mlip-regression-margin is '1e9'" in err[0]
