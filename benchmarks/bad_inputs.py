@@ -290,7 +290,7 @@ def r6_cases(F) -> list[Case]:
 
 
 def r9_cases(F) -> list[Case]:
-    """Cases from held-out rounds 9 to 11 (names start with r9_, r10_, r11_), added after them: development cases
+    """Cases from held-out rounds 9 to 13 (names start with r9_ ... r13_), added after them: development cases
     now."""
     out = [Case("contract", "r9_near_miss_named_as_argument", small("clean", ["mlip-c.toml"]), "usage",
                 "not a contract file pytest --mlip collects.*rename it to mlip_c.toml",
@@ -349,6 +349,24 @@ def r9_cases(F) -> list[Case]:
             Case("options", "r11_part_of_pytest_mlip_switched_off",
                  small("random", ["-p", "no:pytest_mlip.reporting.plugin"]), "usage", "switches off a part",
                  files=dict(F))]
+    # round 13 (helper-52): a constant energy with real forces, results not recomputed, a hook that lowers the status
+    emt_with = ("from ase.calculators.emt import EMT\n\n\nclass M(EMT):\n    first = {{}}\n\n"
+                "    def calculate(self, *a, **k):\n        super().calculate(*a, **k)\n        {body}\n\n\n"
+                "def f():\n    return M()\n")
+    wall = {"contracts/mlip_wall.toml": '[[contract]]\nname = "wall13"\ncheck = "repulsive_wall"\n'
+                                        'pairs = [["Cu", "Cu"], ["Ni", "Ni"]]\n'}
+    out += [Case("garbage", "r13_constant_energy_with_real_forces",
+                 ["--mlip=blind:f", "--mlip-committee=none", "--mlip-no-builtin", "contracts/mlip_wall.toml"],
+                 "incomplete", "the energy ignores the structure",
+                 files={**wall, "blind.py": emt_with.format(body="self.results['energy'] = -1.0")}),
+            Case("garbage", "r13_results_not_recomputed",
+                 ["--mlip=stale:f", "--mlip-committee=none", "--mlip-no-builtin", "contracts/mlip_wall.toml"],
+                 "incomplete", "results were not recomputed",
+                 files={**wall, "stale.py": emt_with.format(
+                     body="self.results = dict(M.first.setdefault(len(self.atoms), dict(self.results)))")}),
+            Case("gate", "r13_hook_sets_exit_status_zero", small("nan_energy"), "fail", "set the exit status to 0",
+                 files={**F, "conftest.py": "def pytest_sessionfinish(session, exitstatus):\n"
+                                            "    session.exitstatus = 0\n"})]
     return out
 
 
