@@ -50,17 +50,22 @@ COMMAND_LINE_ONLY = {
 }
 
 
-def refuse_in_addopts(config):
-    """The command-line-only flags written into the ini file's addopts (a held-out case: every run recorded the
-    baseline and passed)."""
+def env_addopts() -> list[str]:
+    """The arguments of the PYTEST_ADDOPTS environment variable, as pytest splits them."""
     import os
     import shlex
 
-    addopts = [str(a) for a in (config.getini("addopts") or [])]
-    try:  # the environment's addopts hold for every run there too (a CI variable; a held-out case, round 9)
-        env = shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
+    try:
+        return shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
     except ValueError:
-        env = os.environ.get("PYTEST_ADDOPTS", "").split()
+        return os.environ.get("PYTEST_ADDOPTS", "").split()
+
+
+def refuse_in_addopts(config):
+    """The command-line-only flags written into the ini file's addopts (a held-out case: every run recorded the
+    baseline and passed)."""
+    addopts = [str(a) for a in (config.getini("addopts") or [])]
+    env = env_addopts()  # the environment's addopts hold for every run there too (a CI variable; round 9)
     for dest in COMMAND_LINE_ONLY:
         name = "--" + dest.replace("_", "-")
         for where, given in ((f"the addopts of {config.inipath}", addopts),
@@ -80,14 +85,8 @@ def _given_on_command_line(config, opt) -> bool:
     """Given as an option (it wins over the ini key): on the command line, in PYTEST_ADDOPTS or in the ini file's
     addopts, which pytest adds to the command line (held-out round 14: PYTEST_ADDOPTS=--mlip-committee=emt lost
     to mlip_committee in pyproject.toml, and a wrong value there went unchecked)."""
-    import os
-    import shlex
-
-    try:
-        env = shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
-    except ValueError:
-        env = os.environ.get("PYTEST_ADDOPTS", "").split()
-    args = [str(a) for a in config.invocation_params.args] + env + [str(a) for a in (config.getini("addopts") or [])]
+    args = [str(a) for a in config.invocation_params.args] + env_addopts() \
+        + [str(a) for a in (config.getini("addopts") or [])]
     return any(a == n or a.startswith(n + "=") for a in args for n in opt.names())
 
 
