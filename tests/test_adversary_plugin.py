@@ -113,7 +113,7 @@ def test_without_the_flag_there_are_no_adversary_items(run):
 def test_nonpositive_budget_is_a_usage_error(run, budget):
     result = run("--mlip-adversary", f"--mlip-adversary-budget={budget}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert (f"--mlip-adversary-budget='{budget}' is not a number of model evaluations (a whole number >= 1); give e.g."
+    assert (f"--mlip-adversary-budget='{budget}' is not a number of model evaluations (a whole number >= 1 and <= 1e+06); give e.g."
             in result.stderr.str())
 
 
