@@ -2610,8 +2610,11 @@ def test_a_console_command_takes_no_ctrl_c_handler_of_pytest_loading(tmp_path):
 
     code = ("import signal, pytest_mlip.cli, pytest_mlip.plugin\n"
             "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n")
+    import signal
+
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=tmp_path)
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=tmp_path,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # an xdist worker ignores it
     assert out.stdout.strip() == "True", out.stderr[-2000:]
 
 
