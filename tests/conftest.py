@@ -11,6 +11,9 @@ import pytest
 
 try:  # torch too: an inner run that imports it first drops it, and a second import breaks torch's numpy bridge
     import torch  # noqa: F401
+    # and torch._dynamo, which registers torch._inductor's test operators: an inner run that loaded a model through
+    # it first dropped it, and the MACE download tests' fixture then failed on a second registration (CI, round 14)
+    import torch._dynamo  # noqa: F401
 except ImportError:  # pragma: no cover - the suite runs without the model extras too
     pass
 import scipy.spatial.transform  # noqa: F401
