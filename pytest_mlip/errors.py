@@ -66,3 +66,16 @@ def loads_json(text, **kwargs):
     except RecursionError:
         raise json.JSONDecodeError("nested too deeply to read (no file pytest-mlip writes nests like that)",
                                    text if isinstance(text, str) else "", 0) from None
+
+
+def raised_where(exc: BaseException) -> str:
+    """What an exception was and where it was raised, in one line: the innermost frame outside pytest and pluggy (a
+    conftest's hook, a plugin, a model's code), for a hook that failed the run."""
+    import traceback
+    from pathlib import Path
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not any(part in f.filename.replace("\\", "/") for part in ("/_pytest/", "/pluggy/"))]
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name}()" if frames else ""
+    message = one_line(str(exc))[:300]
+    return f"{type(exc).__name__}{': ' + message if message else ''}{where}"

@@ -494,6 +494,11 @@ def pytest_sessionfinish(session, exitstatus):
               f"run failed pytest-mlip's gate: exit {gate}", file=sys.stderr, flush=True)
         session.exitstatus = gate
         result = None
+    except Exception as exc:  # a conftest's finisher that raised: one line, not pytest's crash traceback (round 15)
+        if debug(config) or config.stash.get(STATE_KEY, None) is None:
+            raise
+        result = None
+        session.exitstatus = _hook_failed(config, "pytest_sessionfinish", exc, session.exitstatus)
     gate = getattr(config.stash.get(REPORT_KEY, None), "status", None)
     if gate not in (None, 0) and session.exitstatus == 0:
         import sys
@@ -1080,12 +1085,31 @@ def pytest_keyboard_interrupt(excinfo):
         pass
 
 
+def _hook_failed(config, hook: str, exc: BaseException, status) -> int:
+    """A hook (a conftest's, a plugin's) raised after the items ran: one line naming it, and an exit status that is
+    not 0 (pytest's internal-error status, or the run's own when it already failed). The report pages were written
+    before it, or still say INCOMPLETE from the run's start."""
+    import sys
+
+    from .errors import raised_where
+
+    status = int(status) or int(pytest.ExitCode.INTERNAL_ERROR)
+    print(f"pytest-mlip: a {hook} hook (a conftest or a plugin) raised {raised_where(exc)}; fix the hook "
+          f"(--mlip-debug shows the traceback): exit {status}", file=sys.stderr, flush=True)
+    return status
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_unconfigure(config):
     """After every other unconfigure: sys.exit(0) in one of them (a conftest's) after the gate failed the run ends
-    it with the run's status, with one line (held-out round 14: exit 0 after a hard failure)."""
+    it with the run's status, with one line (held-out round 14: exit 0 after a hard failure); one that raised ends
+    it with one line too, not a traceback."""
     try:
         return (yield)
+    except Exception as exc:
+        if debug(config) or config.stash.get(STATE_KEY, None) is None:
+            raise
+        raise SystemExit(_hook_failed(config, "pytest_unconfigure", exc, config.stash.get(FINAL_STATUS, 0))) from None
     except SystemExit as exc:
         final = config.stash.get(FINAL_STATUS, None)
         if exc.code not in (0, None) or not final:

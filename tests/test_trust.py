@@ -2603,6 +2603,33 @@ def test_a_hook_that_sets_exit_status_zero_is_overruled(run, pytester, hook):
     assert "set the exit status to 0" in res.stderr.str() or "called sys.exit(0)" in res.stderr.str()
 
 
+@pytest.mark.parametrize("hook, status, incomplete", [
+    ("pytest_terminal_summary(terminalreporter)", 3, False), ("pytest_sessionfinish(session)", 3, False),
+    ("pytest_unconfigure(config)", 3, False), ("pytest_collection_modifyitems(items)", 3, True),
+    ("pytest_runtest_logreport(report)", 3, True)])
+def test_a_hook_that_raises_is_one_line_and_never_exit_zero(pytester, hook, status, incomplete):
+    """Held-out round 14: a conftest's pytest_terminal_summary that raised gave a 110-line traceback. A user's hook
+    that raises during a run is one line naming it and its file; the run exits 3 (pytest's internal-error status)
+    and, when it stopped the items, its report says INCOMPLETE with the same words. --mlip-debug keeps the
+    traceback."""
+    pytester.makeconftest(f"def {hook}:\n    raise RuntimeError('boom in the hook')\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    args = ("--mlip=emt", "--mlip-committee=none", "--mlip-no-builtin", "-p", "no:cacheprovider",
+            "--mlip-report=rep")
+    res = pytester.runpytest_subprocess(*args)
+    text = res.stdout.str() + res.stderr.str()
+    assert res.ret == status, text[-2000:]
+    assert "Traceback" not in text and "INTERNALERROR" not in text, text[-2000:]
+    named = [ln for ln in text.splitlines() if "boom in the hook" in ln]
+    assert len(named) == 1 and "conftest.py:2" in named[0], text[-2000:]
+    report = (pytester.path / "rep" / "report.md").read_text()
+    assert ("INCOMPLETE" in report) is incomplete, report[:600]
+    if incomplete:
+        assert "boom in the hook" in report
+    res = pytester.runpytest_subprocess(*args, "--mlip-debug")
+    assert res.ret != 0 and "Traceback" in res.stdout.str() + res.stderr.str()
+
+
 def test_a_console_command_takes_no_ctrl_c_handler_of_pytest_loading(tmp_path):
     """Held-out round 13: Ctrl-C during `pytest-mlip detect` said 'while pytest loads its plugins' and exited
     through the plugin's loading handler: a console command that imports the plugin leaves Ctrl-C as it was."""

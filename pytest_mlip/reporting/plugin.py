@@ -426,6 +426,29 @@ class _Collector:
         #: node id -> the refusal of a test's mlip_check arguments (the user's mistake: the run exits 4)
         self.usage_errors: dict[str, str] = {}
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_internalerror(self, excrepr, excinfo):
+        """A hook that raised while the run went on (a conftest's, a plugin's, an xdist worker's): one line, not
+        pytest's INTERNALERROR traceback (held-out round 14); the run stops, its pages say INCOMPLETE with the line
+        and it exits 3 (pytest's internal-error status)."""
+        from ..errors import raised_where
+        from ..plugin import debug
+
+        exc = getattr(excinfo, "value", None)
+        if debug(self.config) or not isinstance(exc, Exception):
+            return None
+        where = raised_where(exc)
+        if isinstance(exc, AssertionError) and "xdist" in str(getattr(excinfo.traceback[-1], "path", "")):
+            lines = [ln for ln in str(exc).splitlines() if ln.strip()]  # a worker's: its traceback as the message
+            where = f"{lines[-1].strip()[:300]} (in an xdist worker)" if lines else "an error in an xdist worker"
+        line = f"stopped by a hook that raised {where}"
+        self.interrupted = self.interrupted or line
+        capture = self.config.pluginmanager.getplugin("capturemanager")
+        if capture is not None:  # its own hook (which would do this) does not run after this one
+            capture.stop_global_capturing()
+        pytest.exit(f"pytest-mlip: INCOMPLETE: {line}; fix the hook (--mlip-debug shows the traceback): exit 3",
+                    returncode=int(pytest.ExitCode.INTERNAL_ERROR))
+
     def pytest_runtest_logreport(self, report):
         for key, value in getattr(report, "user_properties", []):
             if key == "mlip_adversary" and (report.when == "call" or report.skipped):
@@ -946,9 +969,20 @@ def _finish_run(rep, prov):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    result = yield
     rep = config.stash.get(REPORT_KEY, None)
     prov = config.stash.get(PROV_KEY, None)
+    try:
+        result = yield
+    except Exception as exc:  # a conftest's summary hook that raised (held-out round 14): one line, then the gate's
+        from ..plugin import _hook_failed, debug
+
+        if rep is None or prov is None or debug(config):
+            raise
+        session = terminalreporter._session
+        status = _hook_failed(config, "pytest_terminal_summary", exc, getattr(session, "exitstatus", 0))
+        if session is not None:
+            session.exitstatus = status
+        result = None
     if rep is None or prov is None:
         return result
     from .gate import gate_lines
