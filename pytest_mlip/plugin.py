@@ -740,8 +740,10 @@ def _process_state_kept(spec: str):
     of builtins, math or numpy is refused (round 13): the checks themselves would run the model's code."""
     import sys
 
+    from .evaluation.shared import SharedFunctions, named
+
     start, limit, streams = os.getcwd(), sys.getrecursionlimit(), (sys.stdout, sys.stderr, sys.stdin)
-    shared = _shared_functions()
+    shared = SharedFunctions()
     try:
         yield
     finally:
@@ -751,37 +753,11 @@ def _process_state_kept(spec: str):
         if sys.getrecursionlimit() < limit:
             sys.setrecursionlimit(limit)
         sys.stdout, sys.stderr, sys.stdin = streams
-    replaced = _replaced(shared)
+    replaced = shared.restore()
     if replaced:
-        raise MlipError(f"loading model {spec!r} replaced {', '.join(replaced[:3])}"
-                        f"{f' and {len(replaced) - 3} more' if len(replaced) > 3 else ''}, which pytest-mlip's checks "
-                        "call; a model must not change Python's builtins, math, numpy or ASE's Atoms and Calculator: "
+        raise MlipError(f"loading model {spec!r} replaced {named(replaced)}, which pytest-mlip's checks call; a model "
+                        "must not change Python's builtins, math, json, os, numpy or ASE's Atoms and Calculator: "
                         "remove that from its code")
-
-
-#: the modules and classes whose functions a model may not replace (pytest-mlip's checks call them; round 14:
-#: numpy.linalg.norm replaced hid a net force)
-SHARED_MODULES = ("builtins", "math", "numpy", "numpy.linalg", "ase.atoms:Atoms", "ase.geometry",
-                  "ase.calculators.calculator:Calculator")
-
-
-def _shared_functions() -> dict[str, dict[str, int]]:
-    """The identity of every public name of :data:`SHARED_MODULES` (new names may appear: lazy submodules)."""
-    import importlib
-
-    out = {}
-    for path in SHARED_MODULES:
-        module, _, cls = path.partition(":")
-        space = importlib.import_module(module)
-        space = getattr(space, cls) if cls else space
-        out[path.replace(":", ".")] = {k: id(v) for k, v in vars(space).items() if not k.startswith("__")}
-    return out
-
-
-def _replaced(before: dict[str, dict[str, int]]) -> list[str]:
-    now = _shared_functions()
-    return [f"{m}.{k}" for m, names in before.items() for k, i in names.items() if now[m].get(k, i) != i
-            or k not in now[m]]
 
 
 def _load_users_model(spec: str, debug: str):

@@ -2585,6 +2585,36 @@ def test_a_model_that_replaces_a_shared_function_is_refused(run, pytester, patch
         np.isfinite, math.isfinite, builtins.float, np.linalg.norm = kept
 
 
+@pytest.mark.parametrize("patch, named", [("builtins.max = lambda *a, **k: 0.0", "builtins.max"),
+                                          ("json.dumps = lambda *a, **k: '{}'", "json.dumps"),
+                                          ("np.isfinite = lambda x: True", "numpy.isfinite")])
+def test_a_model_that_replaces_a_shared_function_during_a_call_is_an_error(run, pytester, patch, named):
+    """Held-out round 15: a model that replaced builtins.max or json.dumps inside calculate() crashed the report
+    with a traceback (its first call is the element probe's). Each call is compared with the functions before it:
+    what was replaced is put back and the call is an error verdict naming it; the run fails, its report intact."""
+    module = f"midcall_{named.replace('.', '_')}"  # one module per case: a process caches a loaded model by its spec
+    pytester.makepyfile(**{module: "import builtins, json\nimport numpy as np\nfrom ase.calculators.emt import EMT\n"
+                                   "\n\nclass M(EMT):\n    def calculate(self, *a, **k):\n"
+                                   f"        super().calculate(*a, **k)\n        {patch}\n\n\n"
+                                   "def factory():\n    return M()\n"})
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    import builtins
+    import json
+
+    import numpy as np
+
+    kept = (builtins.max, json.dumps, np.isfinite)
+    try:
+        res = run("--mlip-no-builtin", "--mlip-report=rep", model=f"{module}:factory")
+    finally:
+        assert (builtins.max, json.dumps, np.isfinite) == kept  # put back by pytest-mlip, not by this test
+    text = res.stdout.str() + res.stderr.str()
+    assert res.ret == 1, text[-2000:]
+    assert f"replaced {named} during a call (put back)" in text and "Traceback" not in text, text[-2000:]
+    data = json.loads((pytester.path / "rep" / "report.json").read_text())
+    assert data["incomplete"]["count"] >= 1 and data["verdicts"][0]["status"]["text"] == "error"
+
+
 @pytest.mark.parametrize("hook", ["def pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n",
                                   "import sys\nimport pytest\n\n\n@pytest.hookimpl(trylast=True)\n"
                                   "def pytest_sessionfinish(session, exitstatus):\n    sys.exit(0)\n",

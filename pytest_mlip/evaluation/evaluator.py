@@ -441,6 +441,8 @@ class Evaluator:
     #: verdict marks it ``reported``; the pytest plugin lists an item's unreported ones as incomplete (a test that
     #: catches the error and passes must not hide garbage)
     raised: list = field(default_factory=list)
+    #: the functions pytest-mlip's checks call, as before this model's first call (each call is compared with it)
+    shared: object = None
 
     @property
     def name(self) -> str:
@@ -566,6 +568,10 @@ class Evaluator:
     def _call(self, work) -> Evaluation:
         """One real model call: counted, timed, under the per-call deadline, its output validated."""
         props = ["energy", "forces"] + (["stress"] if self.wants_stress(work) else [])
+        if self.shared is None:
+            from .shared import SharedFunctions
+
+            self.shared = SharedFunctions()
         start = time.perf_counter()
         self.stats.calls += 1
         try:
@@ -578,6 +584,13 @@ class Evaluator:
                 raise ModelEvaluationError(self.name, work, f"model raised {type(exc).__name__}: {exc}") from exc
             finally:
                 self.stats.seconds += time.perf_counter() - start
+                replaced = self.shared.restore()
+            if replaced:  # the checks and the report would run the model's code (held-out round 15)
+                from .shared import named
+
+                raise ModelEvaluationError(self.name, work, f"the model replaced {named(replaced)} during a call "
+                                           "(put back): a model must not change Python's builtins, math, json, os, "
+                                           "numpy or ASE's Atoms and Calculator")
             result = self._check(work, out, "stress" in props)
             self._refuse_stale(work, result)
             if len(work) >= 2:
