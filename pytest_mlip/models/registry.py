@@ -156,6 +156,8 @@ class LoadedModel:
     first_call: tuple | None = None
     #: what the element probe's calls give the no-interaction check ([calls, flat calls, energies per atom])
     probe_counts: list | None = None
+    #: were ``info.elements`` found by the element probe (a factory that declares none), not declared?
+    elements_probed: bool = False
 
     @property
     def name(self) -> str:
@@ -265,6 +267,7 @@ def load(spec: str, probe: bool = True) -> LoadedModel:
                                                                                     counts=counts)})
             loaded.first_call = first[0] if first else None
             loaded.probe_counts = counts or None
+            loaded.elements_probed = True
         return loaded
     entry = resolve(spec)
     reason = make_available(entry)
@@ -311,7 +314,8 @@ def load(spec: str, probe: bool = True) -> LoadedModel:
         info = info.model_copy(update=read_metadata(f"model {entry.name!r}", extra))
     props = tuple(getattr(calc, "implemented_properties", info.implemented_properties))
     info = info.model_copy(update={"implemented_properties": props})
-    if probe and info.elements is None and info.family == "factory":
+    probed = probe and info.elements is None and info.family == "factory"
+    if probed:
         from .probe import probe_elements
 
         first_probe: list = []
@@ -329,6 +333,7 @@ def load(spec: str, probe: bool = True) -> LoadedModel:
         load_seconds=time.perf_counter() - start,
         first_call=first_probe[0] if first_probe else None,
         probe_counts=probe_counts or None,
+        elements_probed=probed,
     )
     _LOADED[spec] = loaded
     return loaded
