@@ -133,6 +133,23 @@ def test_settle_confirms_refutes_and_records_artifacts(fake, tmp_path):
     assert st2.decision == REFUTED and FakeEngine.calls == 5
 
 
+def test_an_edited_cache_entry_is_computed_again(fake, tmp_path):
+    """Held-out round 14: a cache entry whose energy was shifted by hand (valid JSON) was trusted and flipped the
+    decision with 0 points computed. An entry whose digest does not match its values is computed again."""
+    card = card_for("dimer_tail")
+    settings, case = tail_case(0.3)
+    first = settle(card, settings, case, fake, Cache(tmp_path), Budget(None))
+    calls = FakeEngine.calls
+    entry = next(tmp_path.glob("*.json"))
+    data = json.loads(entry.read_text())
+    data["energy"] += 0.03
+    entry.write_text(json.dumps(data))
+    again = settle(card, settings, case, fake, Cache(tmp_path), Budget(None))
+    assert FakeEngine.calls == calls + 1 and sum(not p["cached"] for p in again.points) == 1
+    assert [a.id for a in first.artifacts] == [a.id for a in again.artifacts]  # the true value, computed again
+    assert json.loads(entry.read_text())["energy"] == data["energy"] - 0.03
+
+
 def test_cache_by_configuration_and_method(fake, tmp_path):
     card = card_for("dimer_tail")
     settings, case = tail_case(0.3)
