@@ -61,13 +61,17 @@ def env_addopts() -> list[str]:
         return os.environ.get("PYTEST_ADDOPTS", "").split()
 
 
-#: pytest's own flags that run no test: in the addopts of a project that runs pytest --mlip (or PYTEST_ADDOPTS),
-#: every gating run would check nothing and exit 0 (held-out round 15: --collect-only, --fixtures, --markers)
-RUNS_NO_TEST = {"--collect-only": "collects", "--co": "collects", "--fixtures": "lists the fixtures",
-                "--funcargs": "lists the fixtures", "--fixtures-per-test": "lists the fixtures",
-                "--markers": "lists the markers", "--setup-only": "sets up the fixtures",
-                "--setup-plan": "plans the fixtures", "--version": "prints the version", "-V": "prints the version",
-                "--help": "prints the help", "-h": "prints the help"}
+#: pytest's own flags that run no test (or never end): in the addopts of a project that runs pytest --mlip (or
+#: PYTEST_ADDOPTS), every gating run would check nothing and exit 0 (held-out round 15: --collect-only, --fixtures,
+#: --markers); flag -> what pytest then does
+_NOTHING = "would check nothing and exit 0"
+RUNS_NO_TEST = {**dict.fromkeys(("--collect-only", "--co"), "collects and runs no contract"),
+                **dict.fromkeys(("--fixtures", "--funcargs", "--fixtures-per-test"), "lists the fixtures"),
+                "--markers": "lists the markers", "--setup-only": "sets up the fixtures and runs no contract",
+                "--setup-plan": "plans the fixtures and runs no contract",
+                **dict.fromkeys(("--version", "-V"), "prints its version"),
+                **dict.fromkeys(("--help", "-h"), "prints its help"),
+                **dict.fromkeys(("--looponfail", "-f"), "reruns the failing tests on every file change, for ever")}
 
 
 def refuse_in_addopts(config):
@@ -89,9 +93,10 @@ def refuse_in_addopts(config):
     for where, given in places:
         found = next((a for a in given if a in RUNS_NO_TEST), None)
         if found:
-            raise pytest.UsageError(f"{found} in {where}: pytest then {RUNS_NO_TEST[found]} and runs no contract, "
-                                    "so every pytest --mlip run there would check nothing and exit 0; remove it from "
-                                    "there and pass it on the command line of the one run that needs it")
+            never = "would never end" if "for ever" in RUNS_NO_TEST[found] else _NOTHING
+            raise pytest.UsageError(f"{found} in {where}: pytest then {RUNS_NO_TEST[found]}, so every pytest --mlip "
+                                    f"run there {never}; remove it from there and pass it on the command line of the "
+                                    "one run that needs it")
 
 
 def from_override(config, name: str) -> bool:

@@ -2663,7 +2663,8 @@ def test_a_hook_that_sets_exit_status_zero_is_overruled(run, pytester, hook):
 
 
 @pytest.mark.parametrize("where, flag", [("ini", "--collect-only"), ("ini", "--co -q"), ("ini", "--fixtures"),
-                                         ("ini", "--markers"), ("env", "--collect-only"), ("env", "--setup-plan")])
+                                         ("ini", "--markers"), ("env", "--collect-only"), ("env", "--setup-plan"),
+                                         ("ini", "--looponfail")])
 def test_a_flag_that_runs_no_test_in_addopts_is_a_usage_error(pytester, where, flag):
     """Held-out round 15: --collect-only (or --fixtures, --markers) in the ini file's addopts or PYTEST_ADDOPTS made
     every pytest --mlip run there check nothing and exit 0 on a model that fails. On the command line it does what
