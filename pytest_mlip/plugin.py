@@ -308,6 +308,9 @@ def _configure(config, stage: list):
         from .reporting.stopped import write_starting
 
         stage.append(write_starting(config, target))  # they say INCOMPLETE before a factory can crash the process
+        from .evaluation.shared import SharedFunctions, named
+
+        shared = SharedFunctions()  # before the model's module is imported (resolve imports it)
         entry = resolve(target)
         reason = _make_available(config, entry)
         if reason:
@@ -337,6 +340,11 @@ def _configure(config, stage: list):
         for spec in [target, *committee]:
             loading[0] = f"loading model {spec!r}"
             load_users_model(spec)
+        replaced = shared.restore()
+        if replaced:  # at the import of the model's module (held-out round 16: builtins.max, then NaN hidden)
+            raise MlipError(f"importing the module of {', '.join(repr(m) for m in [target, *committee])} replaced "
+                            f"{named(replaced)}, which pytest-mlip's checks call; a model must not change Python's "
+                            "builtins, math, json, os, numpy or ASE's Atoms and Calculator: remove that from its code")
     except MlipError as exc:
         raise usage_error(config, exc) from None
     loading[0] = "reading the contract files"

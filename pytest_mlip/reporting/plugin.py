@@ -983,7 +983,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         if session is not None:
             session.exitstatus = status
         result = None
-    if rep is None or prov is None:
+    if rep is None or prov is None or is_worker(config):  # a worker's summary reaches no one (its store is closed)
         return result
     from .gate import gate_lines
 
