@@ -2661,6 +2661,15 @@ def test_a_model_module_that_replaces_a_shared_function_at_import_is_refused(run
         builtins.max = kept
 
 
+def test_a_cluster_that_cannot_be_placed_is_a_usage_error(run, pytester):
+    """Held-out round 16: a cluster of 1000 atoms at the default radius passed the contract file's checks and its
+    item crashed ("cannot place 1000 atoms"), exit 1 and the model blamed. The placement is tried when the file is
+    read: one line, exit 4, before any model call."""
+    contracts(pytester, **{"contracts/mlip_x.toml": '[[contract]]\nname = "c"\ncheck = "zero_net_force"\n'
+                                                    'structures = [ { kind = "cluster", symbols = "Cu1000" } ]\n'})
+    one_line_usage_error(run("--mlip-no-builtin"), "cannot place 1000 atoms", "larger radius")
+
+
 def test_a_clean_xdist_run_says_nothing_of_hooks(pytester):
     """Held-out round 16: each xdist worker's summary read its closed store and said a sessionfinish hook raised
     (exit 0 all the same): a worker writes no summary."""

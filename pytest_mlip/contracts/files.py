@@ -226,6 +226,12 @@ def _check_structures(path: Path, text: str | None, i: int, settings, root: Path
                 from None
         if n > limit:
             raise ContractFileError(f"{where}: {spec.label()} has {n} atoms, more than the limit {limit}; {fix}")
+        if getattr(spec, "kind", "") == "cluster":  # placed at random: too many atoms for the sphere fails only
+            try:                                    # when built (held-out round 16: an item crashed on Cu1000)
+                spec.build()
+            except ValueError as exc:
+                raise ContractFileError(f"{where}: {exc}; give a larger radius, a smaller min_distance or fewer "
+                                        "atoms") from None
         if getattr(spec, "kind", "") == "file" and "index" not in spec.model_fields_set:
             frames = _frames(spec.path)
             if frames > 1:  # a held-out case: frame 0 was checked and the others dropped without a word

@@ -205,18 +205,20 @@ class Cluster(_Spec):
         n = len(atoms)
         radius = self.radius or self.min_distance * (0.6 * n ** (1 / 3) + 0.6)
         rng = np.random.default_rng(self.seed)
-        pos: list[np.ndarray] = []
+        pos = np.empty((n, 3))
+        placed = 0
         for _ in range(20000):
-            if len(pos) == n:
+            if placed == n:
                 break
             trial = rng.uniform(-radius, radius, 3)
             if np.linalg.norm(trial) > radius:
                 continue
-            if all(np.linalg.norm(trial - p) >= self.min_distance for p in pos):
-                pos.append(trial)
-        if len(pos) < n:
+            if not placed or np.sqrt(((pos[:placed] - trial) ** 2).sum(axis=1)).min() >= self.min_distance:
+                pos[placed] = trial
+                placed += 1
+        if placed < n:
             raise ValueError(f"cannot place {n} atoms {self.min_distance} A apart in radius {radius:.2f} A")
-        atoms.positions = np.array(pos)
+        atoms.positions = pos
         atoms.center(vacuum=VACUUM)
         return atoms
 
