@@ -2639,9 +2639,31 @@ def test_a_model_that_replaces_a_shared_function_during_a_call_is_an_error(run, 
         assert (builtins.max, json.dumps, np.isfinite) == kept  # put back by pytest-mlip, not by this test
     text = res.stdout.str() + res.stderr.str()
     assert res.ret == 1, text[-2000:]
-    assert f"replaced {named} during a call (put back)" in text and "Traceback" not in text, text[-2000:]
+    assert f"changed {named} during a call (put back)" in text and "Traceback" not in text, text[-2000:]
     data = json.loads((pytester.path / "rep" / "report.json").read_text())
     assert data["incomplete"]["count"] >= 1 and data["verdicts"][0]["status"]["text"] == "error"
+
+
+@pytest.mark.parametrize("act, named", [("sys.setrecursionlimit(60)", "the recursion limit"),
+                                        ("sys.stdout.close()", "sys.stdout (closed)"),
+                                        ("os.chdir('/')", "the working directory"),
+                                        ("shutil.rmtree('.mlip', ignore_errors=True)", "left without its store")])
+def test_a_model_call_that_changes_the_process_is_an_error(pytester, act, named):
+    """Held-out round 16: a model call that lowered the recursion limit had a conftest blamed (exit 3), one that
+    closed sys.stdout (pytest's capture) gave a 1400-line traceback, one that deleted .mlip/ passed with exit 0
+    and a store that no longer existed. Each is put back where it can be and fails the run, naming it."""
+    pytester.makepyfile(procmodel="import os, shutil, sys\nfrom ase.calculators.emt import EMT\n\n\nclass M(EMT):\n"
+                                  "    n = 0\n\n    def calculate(self, *a, **k):\n"
+                                  "        super().calculate(*a, **k)\n        M.n += 1\n"
+                                  f"        if M.n == 3:\n            {act}\n\n\n"
+                                  "def factory():\n    return M()\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x"), "contracts/mlip_y.toml": SMALL.format(
+        name="y").replace("NH3", "CH4")})
+    res = pytester.runpytest_subprocess("--mlip=procmodel:factory", "--mlip-committee=none", "--mlip-no-builtin",
+                                        "-p", "no:cacheprovider")
+    text = res.stdout.str() + res.stderr.str()
+    assert res.ret == 1, text[-2000:]
+    assert named in text and "Traceback" not in text and "INTERNALERROR" not in text, text[-3000:]
 
 
 def test_a_model_module_that_replaces_a_shared_function_at_import_is_refused(run, pytester):

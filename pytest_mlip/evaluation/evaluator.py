@@ -572,11 +572,14 @@ class Evaluator:
             from .shared import SharedFunctions
 
             self.shared = SharedFunctions()
+        from .shared import guarded_call
+
+        replaced: list = []
         start = time.perf_counter()
         self.stats.calls += 1
         try:
             try:
-                with call_deadline(CALL_TIMEOUT["seconds"], self.name, work):
+                with guarded_call(self.shared, replaced), call_deadline(CALL_TIMEOUT["seconds"], self.name, work):
                     out = self.model.compute(work, props)
             except (ModelEvaluationError, KeyboardInterrupt):
                 raise
@@ -584,13 +587,13 @@ class Evaluator:
                 raise ModelEvaluationError(self.name, work, f"model raised {type(exc).__name__}: {exc}") from exc
             finally:
                 self.stats.seconds += time.perf_counter() - start
-                replaced = self.shared.restore()
             if replaced:  # the checks and the report would run the model's code (held-out round 15)
                 from .shared import named
 
-                raise ModelEvaluationError(self.name, work, f"the model replaced {named(replaced)} during a call "
+                raise ModelEvaluationError(self.name, work, f"the model changed {named(replaced)} during a call "
                                            "(put back): a model must not change Python's builtins, math, json, os, "
-                                           "numpy or ASE's Atoms and Calculator")
+                                           "numpy, ASE's Atoms and Calculator or the process's working directory, "
+                                           "recursion limit and standard streams")
             result = self._check(work, out, "stress" in props)
             self._refuse_stale(work, result)
             if len(work) >= 2:

@@ -8,6 +8,7 @@ replaced and puts it back.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 
 #: the modules and classes whose public names a model may not rebind ("module:Class" for a class's attributes)
@@ -34,21 +35,105 @@ class SharedFunctions:
         # (live namespace, name, object): one flat loop per call (the namespaces are the modules' own, so a later
         # rebinding shows in them)
         self._flat = [(vars(_space(path)), path, k, v) for path, names in self.names.items() for k, v in names.items()]
+        self.process = process_state()
 
-    def replaced(self) -> list[str]:
-        """``module.name`` of each name bound to another object now (or deleted), in a stable order."""
+    def replaced(self, process: dict | None = None) -> list[str]:
+        """``module.name`` of each name bound to another object now (or deleted), in a stable order, then what
+        changed of the process state the run depends on since ``process`` (:func:`process_state` before a call;
+        by default when this snapshot was taken): the working directory, the recursion limit, the standard
+        streams (held-out round 16 lowered the limit and closed sys.stdout in a call)."""
+        before, now = process or self.process, process_state()
         return [f"{path.replace(':', '.')}.{k}" for space, path, k, v in self._flat
-                if space.get(k, _MISSING) is not v]
+                if space.get(k, _MISSING) is not v] + [PROCESS_NAMES[k] for k in before if now[k] != before[k]]
 
-    def restore(self) -> list[str]:
-        """Put back what was replaced; returns its names."""
-        replaced = self.replaced()
+    def restore(self, process: dict | None = None) -> list[str]:
+        """Put back what was replaced (a closed stream cannot be reopened: it is replaced by a fresh one on the
+        same file descriptor); returns its names."""
+        import os
+        import sys
+
+        process = process or self.process
+        replaced = self.replaced(process)
         for name in replaced:
+            if name in PROCESS_NAMES.values():
+                continue
             head, _, key = name.rpartition(".")
             path = next(p for p in self.names if p.replace(":", ".") == head)
             setattr(_space(path), key, self.names[path][key])
+        cwd, limit, streams = process["cwd"], process["limit"], process["streams"]
+        try:
+            if cwd is not None and os.getcwd() != cwd:
+                os.chdir(cwd)
+        except OSError:
+            pass
+        if sys.getrecursionlimit() != limit:
+            sys.setrecursionlimit(limit)
+        kept = []
+        for stream, fallback in zip(streams[0], (sys.__stdin__, sys.__stdout__, sys.__stderr__)):
+            kept.append(stream if not getattr(stream, "closed", False) else fallback)
+        sys.stdin, sys.stdout, sys.stderr = kept
         return replaced
+
+
+#: what :func:`process_state` compares, as a replaced name says it
+PROCESS_NAMES = {"cwd": "the working directory (os.chdir)", "limit": "the recursion limit (sys.setrecursionlimit)",
+                 "streams": "the standard streams (sys.stdin, sys.stdout, sys.stderr: replaced or closed)"}
+
+
+def process_state() -> dict:
+    """What a call may not change of the process (compared before and after it)."""
+    import os
+    import sys
+
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the folder was removed
+        cwd = None
+    streams = (sys.stdin, sys.stdout, sys.stderr)
+    return {"cwd": cwd, "limit": sys.getrecursionlimit(),
+            "streams": (streams, tuple(bool(getattr(s, "closed", False)) for s in streams))}
 
 
 def named(replaced: list[str], most: int = 3) -> str:
     return ", ".join(replaced[:most]) + (f" and {len(replaced) - most} more" if len(replaced) > most else "")
+
+
+class _Unclosable:
+    """A standard stream as a model call sees it: everything goes to the real stream, except ``close()``, which is
+    only noted (held-out round 16: a model that closed sys.stdout, pytest's capture, broke every later item)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._closed_by_model = False
+
+    def close(self):
+        self._closed_by_model = True
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+    def __iter__(self):
+        return iter(self._stream)
+
+
+@contextlib.contextmanager
+def guarded_call(shared: SharedFunctions, changed: list):
+    """Around one model call: ``changed`` receives what the call changed (put back) of :data:`SHARED_MODULES` and
+    of the process state, and ``sys.<stream> (closed)`` for a standard stream it tried to close."""
+    import sys
+
+    before = process_state()
+    names = ("stdin", "stdout", "stderr")
+    real = [getattr(sys, n) for n in names]
+    proxies = [_Unclosable(s) if s is not None else None for s in real]
+    for n, p in zip(names, proxies):
+        if p is not None:
+            setattr(sys, n, p)
+    try:
+        yield
+    finally:
+        for n, s, p in zip(names, real, proxies):
+            if p is not None and getattr(sys, n) is p:
+                setattr(sys, n, s)
+        changed += shared.restore(before)
+        changed += [f"sys.{n} (closed)" for n, p in zip(names, proxies) if p is not None and p._closed_by_model]

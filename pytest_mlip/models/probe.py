@@ -61,7 +61,7 @@ def probe_elements(calc, max_z: int = 94, first: list | None = None, name: str =
 
     from ..evaluation.evaluator import note_flat_call, validate_output
 
-    from ..evaluation.shared import SharedFunctions, named
+    from ..evaluation.shared import SharedFunctions, guarded_call, named
 
     shared = SharedFunctions()
     ok, bad = [], []
@@ -70,15 +70,13 @@ def probe_elements(calc, max_z: int = 94, first: list | None = None, name: str =
         label = f"{chemical_symbols[z]}2 at 2.5 A"
         try:
             calc.results = {}
-            try:
-                with call_deadline(CALL_TIMEOUT["seconds"], name, atoms):
-                    named_call(name)(calc.calculate, atoms, ["energy", "forces"],
-                                     ["positions", "numbers", "cell", "pbc"])
-            finally:
-                replaced = shared.restore()
+            replaced: list = []
+            with guarded_call(shared, replaced), call_deadline(CALL_TIMEOUT["seconds"], name, atoms):
+                named_call(name)(calc.calculate, atoms, ["energy", "forces"], ["positions", "numbers", "cell", "pbc"])
             if replaced:  # as in the evaluator's calls (held-out round 15: builtins.max replaced in calculate)
-                bad.append(f"{label}: the model replaced {named(replaced)} during a call (put back): a model must not "
-                           "change Python's builtins, math, json, os, numpy or ASE's Atoms and Calculator")
+                bad.append(f"{label}: the model changed {named(replaced)} during a call (put back): a model must not "
+                           "change Python's builtins, math, json, os, numpy, ASE's Atoms and Calculator or the "
+                           "process's working directory, recursion limit and standard streams")
                 ok.append(chemical_symbols[z])
                 continue
             if first is not None and not first:

@@ -124,6 +124,7 @@ class Store:
                 self.db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
             self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             self._open()
+            self._inode = self.path.stat().st_ino
         except StoreError:
             raise
         except OSError as exc:
@@ -189,6 +190,17 @@ class Store:
             raise StoreError(f"provenance store {self.path} is damaged ({'; '.join(missing)}); it was not touched: "
                              f"move it aside (mv {self.path} {self.path}.damaged) and rerun, or pass "
                              "--mlip-store=OTHER_PATH")
+
+    def gone(self) -> str | None:
+        """Why the file this store opened is no longer at its path (removed or replaced while the run went on: a
+        model that deleted .mlip/ mid-run, held-out round 16), or None."""
+        try:
+            same = self.path.stat().st_ino == getattr(self, "_inode", None)
+        except OSError:
+            same = False
+        return None if same else (f"left without its store: the provenance store {self.path} was removed or "
+                                  "replaced during the run (by the model's code, or another process), and its "
+                                  "artifacts with it")
 
     def close(self):
         try:

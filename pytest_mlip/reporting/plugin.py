@@ -814,6 +814,9 @@ def pytest_sessionfinish(session, exitstatus):
     if rep is None or prov is None or is_worker(config):
         return
     _wait_for_workers(config)
+    gone = prov.store.gone()
+    if gone and rep.tracker and rep.tracker.interrupted is None:
+        rep.tracker.interrupted = gone  # the run is incomplete: what it stored is not where the report says
     try:
         prov.flush()
         _finish_run(rep, prov)
