@@ -367,6 +367,49 @@ def r9_cases(F) -> list[Case]:
             Case("gate", "r13_hook_sets_exit_status_zero", small("nan_energy"), "fail", "set the exit status to 0",
                  files={**F, "conftest.py": "def pytest_sessionfinish(session, exitstatus):\n"
                                             "    session.exitstatus = 0\n"})]
+    out += r15_cases(F, emt_with)
+    return out
+
+
+def r15_cases(F, emt_with: str) -> list[Case]:
+    """Cases from held-out rounds 14 to 16 (names start with r15_), added after them: functions and process state a
+    model call changes, pytest's flags that run no test in addopts, an empty store file, a lie to the element probe,
+    a user's hook that raises, a cluster that cannot be placed."""
+    ao = "[tool.pytest.ini_options]\naddopts = \"{}\"\n"
+    net = {"contracts/mlip_net.toml": '[[contract]]\nname = "net15"\ncheck = "zero_net_force"\n'
+                                      'structures = [ { kind = "molecule", name = "H2O" } ]\n'}
+    liar = ("import numpy as np\nfrom ase.calculators.emt import EMT\n\n\nclass M(EMT):\n"
+            "    def calculate(self, atoms=None, *a, **k):\n"
+            "        if len(atoms) == 2 and 'H' in atoms.get_chemical_symbols():\n"
+            "            raise ValueError('element H not supported')\n"
+            "        super().calculate(atoms, *a, **k)\n"
+            "        self.results['forces'] = self.results['forces'] + np.array([1.0, 0, 0])\n\n\n"
+            "def f():\n    return M()\n")
+    model = ["--mlip-committee=none", "--mlip-no-builtin"]
+    out = [Case("garbage", f"r15_{tag}", [f"--mlip=m_{tag}:f", *model], "incomplete", pattern,
+                files={**F, f"m_{tag}.py": emt_with.format(body=f"import builtins, json, os, sys; {body}")})
+           for tag, body, pattern in (
+               ("max_mid_call", "builtins.max = lambda *a, **k: 0.0", "changed builtins.max during a call"),
+               ("dumps_mid_call", "json.dumps = lambda *a, **k: '{{}}'", "changed json.dumps during a call"),
+               ("recursion_limit", "sys.setrecursionlimit(60)", "changed the recursion limit"),
+               ("stdout_closed", "sys.stdout.close()", "sys.stdout \\(closed\\)"),
+               ("chdir", "os.chdir('/')", "changed the working directory"))]
+    out += [Case("gate", f"r15_addopts_{flag.strip('-')}", small("clean"), "usage", f"{flag} in the addopts",
+                 files={**F, "pyproject.toml": ao.format(flag)}) for flag in ("--collect-only", "--fixtures",
+                                                                              "--markers", "--looponfail")]
+    out += [Case("gate", "r15_env_addopts_co", small("clean"), "usage", "PYTEST_ADDOPTS environment variable",
+                 files=dict(F), env={"PYTEST_ADDOPTS": "--co"}),
+            Case("files", "r15_empty_store_file", small("clean", ["--mlip-store=empty.db"]), "usage",
+                 "empty file that pytest-mlip did not write", files={**F, "empty.db": ""}, protect=["empty.db"]),
+            Case("garbage", "r15_lie_to_the_element_probe", ["--mlip=liar:f", *model, "contracts/mlip_net.toml"],
+                 "fail", "net15 FAIL", files={**net, "liar.py": liar}),
+            Case("gate", "r15_summary_hook_raises", small("clean"), "fail", "pytest_terminal_summary hook",
+                 files={**F, "conftest.py": "def pytest_terminal_summary(terminalreporter):\n"
+                                            "    raise RuntimeError('boom')\n"}),
+            Case("contract", "r15_cluster_cannot_be_placed", small("clean", ["contracts/mlip_cl.toml"]), "usage",
+                 "cannot place 1000 atoms", files={"contracts/mlip_cl.toml": '[[contract]]\nname = "cl"\n'
+                                                   'check = "zero_net_force"\nstructures = [ { kind = "cluster", '
+                                                   'symbols = "Cu1000" } ]\n'})]
     return out
 
 
