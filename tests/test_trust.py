@@ -2666,6 +2666,21 @@ def test_a_model_call_that_changes_the_process_is_an_error(pytester, act, named)
     assert named in text and "Traceback" not in text and "INTERNALERROR" not in text, text[-3000:]
 
 
+def test_a_process_the_model_forks_in_a_call_does_not_run_the_session(pytester):
+    """Held-out round 17: a model that forked during a call and let the child return had the child run the rest of
+    the session: two runs in the store, two summaries. The child is ended where it comes back from the call."""
+    pytester.makepyfile(forker="import os\nfrom ase.calculators.emt import EMT\n\n\nclass M(EMT):\n    n = 0\n\n"
+                               "    def calculate(self, *a, **k):\n        super().calculate(*a, **k)\n"
+                               "        M.n += 1\n        if M.n == 3:\n            os.fork()\n\n\n"
+                               "def factory():\n    return M()\n")
+    contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+    res = pytester.runpytest_subprocess("--mlip=forker:factory", "--mlip-committee=none", "--mlip-no-builtin", "-p",
+                                        "no:cacheprovider", "-s")
+    text = res.stdout.str() + res.stderr.str()
+    assert text.count("mlip root:") == 1 and text.count("1 passed") == 1, text[-3000:]
+    assert "a process the model forked during a call returned into the run" in text
+
+
 def test_a_model_module_that_replaces_a_shared_function_at_import_is_refused(run, pytester):
     """Held-out round 16: a model module that replaced builtins.max when imported (before its factory ran) was not
     named: the run failed later for another reason. Its import is inside the comparison."""
