@@ -855,7 +855,10 @@ def _contract_files(config) -> tuple[list[Path], list[Path]]:
                     raise MlipError(f"{f} is a link to {os.readlink(f)}, which does not exist: the contract file is "
                                     "not there; fix the link or remove it")
                 if not f.is_file():
-                    if f.match(CONTRACT_GLOB) and not f.is_dir():  # a named pipe, a device: never read, never skipped
+                    if f.match(CONTRACT_GLOB) and f.is_dir():  # named like one, never collected (held-out round 17)
+                        raise MlipError(f"{f} is a folder named like a contract file, which pytest --mlip does not "
+                                        "read: rename the folder (or put its contracts in a file of that name)")
+                    if f.match(CONTRACT_GLOB):  # a named pipe, a device: never read, never skipped
                         from .reporting.folder import special_file
 
                         raise MlipError(f"{f} is {special_file(f) or 'not a regular file'}, not a contract file: "
@@ -1172,6 +1175,11 @@ def _default_paths(config) -> list[Path]:
     for p in [root / "contracts", root / "generated_tests", *listed]:
         # contracts/ and generated_tests/ when they hold contract files; a listed folder in any case
         # (it may hold tests written with the mlip_model / mlip_check fixtures)
+        try:
+            p.resolve()
+        except (RuntimeError, OSError) as exc:  # a link that points back at itself (held-out round 17: a traceback)
+            raise pytest.UsageError(f"{p} cannot be read as a folder ({one_line(str(exc)) or 'a link loop'}): fix "
+                                    "or remove the link") from None
         if is_ignored(p):
             continue
         if p.is_dir() and (p in listed or any(p.rglob(CONTRACT_GLOB))):

@@ -2666,6 +2666,19 @@ def test_a_model_call_that_changes_the_process_is_an_error(pytester, act, named)
     assert named in text and "Traceback" not in text and "INTERNALERROR" not in text, text[-3000:]
 
 
+@pytest.mark.parametrize("make, needle", [("folder", "is a folder named like a contract file"),
+                                          ("loop", "cannot be read as a folder")])
+def test_odd_contract_folders_are_usage_errors(run, pytester, make, needle):
+    """Held-out round 17: a folder named contracts/mlip_d.toml was skipped without a word (a FIFO of that name is
+    refused); contracts/ a link to itself gave an INTERNALERROR traceback. Both are one line, exit 4."""
+    if make == "folder":
+        contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+        (pytester.path / "contracts" / "mlip_d.toml").mkdir()
+    else:
+        (pytester.path / "contracts").symlink_to("contracts")
+    one_line_usage_error(run(), needle)
+
+
 def test_a_process_the_model_forks_in_a_call_does_not_run_the_session(pytester):
     """Held-out round 17: a model that forked during a call and let the child return had the child run the rest of
     the session: two runs in the store, two summaries. The child is ended where it comes back from the call."""
