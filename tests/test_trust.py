@@ -2679,19 +2679,23 @@ def test_odd_contract_folders_are_usage_errors(run, pytester, make, needle):
     one_line_usage_error(run(), needle)
 
 
-def test_a_process_the_model_forks_in_a_call_does_not_run_the_session(pytester):
-    """Held-out round 17: a model that forked during a call and let the child return had the child run the rest of
-    the session: two runs in the store, two summaries. The child is ended where it comes back from the call."""
+@pytest.mark.parametrize("where", ["call", "factory"])
+def test_a_process_the_model_forks_does_not_run_the_session(pytester, where):
+    """Held-out round 17: a model that forked during a call (or in its factory) and let the child return had the
+    child run the rest of the session: two runs in the store, two summaries (or a store the parent then refused).
+    The child is ended where it comes back from the call or the factory."""
+    call_fork = "            os.fork()\n" if where == "call" else "            pass\n"
+    factory_fork = "    os.fork()\n" if where == "factory" else ""
     pytester.makepyfile(forker="import os\nfrom ase.calculators.emt import EMT\n\n\nclass M(EMT):\n    n = 0\n\n"
                                "    def calculate(self, *a, **k):\n        super().calculate(*a, **k)\n"
-                               "        M.n += 1\n        if M.n == 3:\n            os.fork()\n\n\n"
-                               "def factory():\n    return M()\n")
+                               f"        M.n += 1\n        if M.n == 3:\n{call_fork}\n\n"
+                               f"def factory():\n{factory_fork}    return M()\n")
     contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
     res = pytester.runpytest_subprocess("--mlip=forker:factory", "--mlip-committee=none", "--mlip-no-builtin", "-p",
                                         "no:cacheprovider", "-s")
     text = res.stdout.str() + res.stderr.str()
     assert text.count("mlip root:") == 1 and text.count("1 passed") == 1, text[-3000:]
-    assert "a process the model forked during a call returned into the run" in text
+    assert f"a process the {'model' if where == 'call' else 'factory of'}" in text and "forked" in text
 
 
 def test_a_model_module_that_replaces_a_shared_function_at_import_is_refused(run, pytester):
