@@ -92,6 +92,26 @@ def test_entries_the_run_did_not_write_are_refused(run_dir, tmp_path, edit, need
     assert not r.ok and needle in failed(r), failed(r)
 
 
+@pytest.mark.parametrize("sealed", [True, False])
+def test_verify_output_in_an_escalation_folder_is_not_the_runs(run_dir, tmp_path, sealed):
+    """Held-out round 17: after the README's workflow (detect, then verify on an escalation), the judge refused the
+    untouched folder: verify's reference/ pages were 'not written by the run'. Files under an escalation's
+    reference/ that verify's seal marks as its output are passed over; without the seal they are refused."""
+    from pytest_mlip.reference.cli import SEAL, SEAL_HEAD
+
+    out = copy(run_dir[0], tmp_path)
+    ref = sorted((out / "escalations").iterdir())[0] / "reference"
+    (ref / "cache").mkdir(parents=True)
+    (ref / "verification.md").write_text("# verification\n")
+    (ref / "cache" / "k.json").write_text("{}")
+    if sealed:
+        (ref / SEAL).write_text(SEAL_HEAD + "0" * 64 + "  verification.md\n")
+    r = judge_file(out, root=run_dir[1], sample=0)
+    assert r.ok is sealed, failed(r)
+    if not sealed:
+        assert "reference/verification.md: not written by the run" in failed(r)
+
+
 @pytest.mark.parametrize("edit", ["reason", "table", "meta", "orphan", "trailing", "gz-comment", "gz-member"])
 def test_a_store_edited_outside_the_content_ids_is_refused(run_dir, tmp_path, edit):
     """What the content ids leave out (a reason, a context) is in the root; what no artifact holds (tables, meta
