@@ -856,6 +856,9 @@ def _contract_files(config) -> tuple[list[Path], list[Path]]:
                 rel = f.relative_to(p).parts
                 if any(part in SKIP_DIRS or part.startswith(".") for part in rel[:-1]):
                     continue
+                if f.is_symlink() and f.is_dir() and p.resolve().is_relative_to(f.resolve()):
+                    raise MlipError(f"{f} is a link to {os.readlink(f)}, a folder that holds it: pytest would collect "
+                                    "the same contract files again through it, without end; remove the link")
                 if f.is_symlink() and not f.exists() and (f.match(CONTRACT_GLOB) or near_miss(f)):
                     raise MlipError(f"{f} is a link to {os.readlink(f)}, which does not exist: the contract file is "
                                     "not there; fix the link or remove it")

@@ -2667,13 +2667,17 @@ def test_a_model_call_that_changes_the_process_is_an_error(pytester, act, named)
 
 
 @pytest.mark.parametrize("make, needle", [("folder", "is a folder named like a contract file"),
-                                          ("loop", "cannot be read as a folder")])
+                                          ("loop", "cannot be read as a folder"),
+                                          ("cycle", "a folder that holds it")])
 def test_odd_contract_folders_are_usage_errors(run, pytester, make, needle):
     """Held-out round 17: a folder named contracts/mlip_d.toml was skipped without a word (a FIFO of that name is
     refused); contracts/ a link to itself gave an INTERNALERROR traceback. Both are one line, exit 4."""
     if make == "folder":
         contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
         (pytester.path / "contracts" / "mlip_d.toml").mkdir()
+    elif make == "cycle":  # round 17: contracts/sub -> .. had the file collected 41 times, the model called
+        contracts(pytester, **{"contracts/mlip_x.toml": SMALL.format(name="x")})
+        (pytester.path / "contracts" / "sub").symlink_to("..")
     else:
         (pytester.path / "contracts").symlink_to("contracts")
     one_line_usage_error(run(), needle)
