@@ -18,6 +18,15 @@ class ModelUnavailableError(MlipError):
     """The model is known but cannot be loaded here (weights or package missing)."""
 
 
+class NotInStore(BaseException):
+    """A replay's check asked for a configuration the store holds no model call for (BaseException: no check
+    catches it, except the element skip, whose refused calls a run does not cite)."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
 class ContractFileError(MlipError):
     """A contract or protocol file does not match the schema."""
 

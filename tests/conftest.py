@@ -38,6 +38,19 @@ pytest_plugins = ["pytester"]
 
 
 @pytest.fixture
+def pytester(pytester):
+    """pytester whose subprocess runs end after 10 minutes: a hang fails its test, not the CI job (a plain run
+    with --looponfail in its addopts watched its folder until CI's 90 minutes were spent)."""
+    bare = pytester.runpytest_subprocess
+
+    def bounded(*args, timeout: float = 600):
+        return bare(*args, timeout=timeout)
+
+    pytester.runpytest_subprocess = bounded
+    return pytester
+
+
+@pytest.fixture
 def run(pytester, monkeypatch):
     """Run pytest in a scratch folder with the repository importable (for tests.mutants)."""
     from pathlib import Path

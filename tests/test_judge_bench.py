@@ -329,7 +329,9 @@ def test_a_forged_run_judged_on_another_platform_is_caught_by_its_forces(tmp_pat
     """A held-out case: a run forged by switching a force-only defect off, its platform made to differ from the
     judge's (a spoofed library version), escaped the exact re-run: across platforms only energies were held. Most
     re-run calls' forces differ by the defect, which another CPU's float noise never does (median <= 3e-6 eV/A on
-    the committed example): refused. The honest run judged across platforms still passes."""
+    the committed example): refused. The honest run judged across platforms still passes, its check replayed:
+    EMT refuses the probe's Si8, a skip whose refused call the run does not cite (the replay asked the store for it
+    and refused the honest run: CI, session 17)."""
     import pytest_mlip.provenance.platform as platform
     from pytest_mlip.reporting.judge import judge_file
 
@@ -346,6 +348,8 @@ def test_a_forged_run_judged_on_another_platform_is_caught_by_its_forces(tmp_pat
     monkeypatch.setenv("FORGE", "1")  # the model as it was run: honest, on "another platform"
     honest = judge_file(tmp_path / "rep", root=root, sample=None)
     assert honest.ok, "\n".join(f.line() for f in honest.failed)
+    assert any(f.where == "replay" and "re-measured" in f.line() for f in honest.findings), \
+        "\n".join(f.line() for f in honest.findings)
     monkeypatch.delenv("FORGE")  # the model as it is: its drift was hidden from the run
     r = judge_file(tmp_path / "rep", root=root, sample=None)
     assert not r.ok and any("differ from the record (median 0.05" in x for f in r.failed for x in f.reasons), \

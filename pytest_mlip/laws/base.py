@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Iterable, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..errors import ModelEvaluationError
+from ..errors import ModelEvaluationError, NotInStore
 from ..structures import StructureSpec
 
 CHECKS: dict[str, type["Check"]] = {}
@@ -60,6 +60,8 @@ def refused_here(evaluator, atoms, missing: list[str]) -> bool:
 
     try:
         evaluator.evaluate(atoms)
+    except NotInStore:  # a replay: the run cites the calls its checks measured, never the refusal behind a skip
+        return True
     except ModelEvaluationError as err:
         cause = err.__cause__
         if cause is not None and any(says_unsupported(cause, atomic_numbers[s]) for s in missing):

@@ -22,19 +22,12 @@ from __future__ import annotations
 import math
 import random
 
+from ..errors import NotInStore
 from ..evaluation.evaluator import Evaluation, Evaluator, config_key
 from ..provenance.artifact import SHORT_ID
 
 #: verdicts replayed per run by default (``--all``: every one)
 DEFAULT_REPLAY = 3
-
-
-class NotInStore(BaseException):
-    """The check asked for a configuration the store holds no model call for (BaseException: no check catches it)."""
-
-    def __init__(self, key: str):
-        super().__init__(key)
-        self.key = key
 
 
 class ReplayEvaluator(Evaluator):
