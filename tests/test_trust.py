@@ -1846,6 +1846,40 @@ def test_an_energy_that_ignores_the_structure_fails_the_run(run, pytester, modul
                    for u in inc["unchecked"]), inc
 
 
+NET_FORCE = ('[[contract]]\nname = "{name}"\ncheck = "zero_net_force"\nhard = true\nbasis = "exact"\n'
+             'structures = [ {{ kind = "cluster", symbols = "Cu3Ni3", seed = 2 }},\n'
+             '  {{ kind = "bulk", name = "Cu", cubic = true, rattle = 0.05 }} ]\n')
+
+
+@pytest.mark.parametrize("module, body, status, needle", [
+    ("per_count", "self.results['energy'] = self.results['free_energy'] = -3.0 * len(self.atoms) + 0.1", 1,
+     "the energy ignores the geometry: -5.9 eV at each distance"),
+    ("const_flat", "self.results['energy'] = self.results['free_energy'] = -10.0\n"
+                   "        self.results['forces'] = 0.0 * self.results['forces']", 1,
+     "the energy ignores the structure: all"),
+    ("lj_clean", "pass", 0, None)])
+def test_an_energy_blind_to_the_structure_fails_a_suite_of_two_structures(run, pytester, module, body, status,
+                                                                         needle):
+    """Held-out round 19: on a suite of two zero-net-force structures (which never look at the energy), E = -3 eV
+    per atom + 0.1 with EMT's forces, and E = -10 eV with zero forces, passed (exit 0): too few calls for the
+    blind-energy test. The element probe's dimers now count toward it, and a dimer with a force is asked at 2.0 and
+    3.0 A too: one energy at three distances while the force moves the atoms is named. Clean: ASE's Lennard-Jones,
+    whose dimers of every element share one energy at 2.5 A (one geometry), is not."""
+    base = "LennardJones" if module == "lj_clean" else "EMT"
+    where = "lj" if module == "lj_clean" else "emt"
+    pytester.makepyfile(**{module: f"from ase.calculators.{where} import {base}\n\n\nclass M({base}):\n"
+                              "    def calculate(self, *a, **k):\n        super().calculate(*a, **k)\n"
+                              f"        {body}\n\n\ndef factory():\n    return M()\n"})
+    contracts(pytester, **{"contracts/mlip_x.toml": NET_FORCE.format(name="x")})
+    res = run("--mlip-no-builtin", "--mlip-report=rep", model=f"{module}:factory")
+    out = res.stdout.str()
+    assert res.ret == status, out[-2500:]
+    if needle:
+        assert needle in out, out[-2500:]
+    else:
+        assert "MODEL BROKEN" not in out and "ignores the" not in out, out[-2500:]
+
+
 def test_an_energy_that_ignores_the_structure_needs_compositions_that_differ():
     """The test on its own: rotated copies of one molecule share a total energy and supercells of one crystal an
     energy per atom with any model; neither is flagged. Two compositions with one energy are."""
@@ -1870,6 +1904,14 @@ def test_an_energy_that_ignores_the_structure_needs_compositions_that_differ():
     merged.merge(other.as_dict())
     merged.merge(spread.as_dict())
     assert blind_energy(merged) is None  # the processes' spreads join: the energies differ
+    from ase import Atoms
+
+    dimers = EnergySpread()  # the element probe's: an element-blind potential gives every dimer at 2.5 A one energy
+    for z in range(1, 13):
+        dimers.add(Atoms(numbers=[z, z], positions=[[0, 0, 0], [0, 0, 2.5]], cell=[20] * 3), -0.01)
+    assert len(dimers.geometries) == 1 and blind_energy(dimers) is None
+    dimers.add(molecule("H2O"), -0.01)  # a second geometry with that energy too
+    assert "gave the energy -0.01 eV" in blind_energy(dimers)
 
 
 def test_no_interaction_needs_energies_that_ignore_the_geometry():

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 UNSUPPORTED = re.compile(r"(?i)(not\s+(be\s+)?support|unsupported|unknown\s+(element|species|atom)|"
                          r"no\s+(parameters?|potential)|not\s+(in|available|implemented)\s+for|"
                          r"element|species|atomic\s+number)")
@@ -51,20 +53,22 @@ def probe_elements(calc, max_z: int = 94, first: list | None = None, name: str =
 
     ``first``, when a list, receives (atoms, results) of the first call that returned: the model's first real
     call, which the evaluator repeats (the determinism sample). ``counts``, when a list, receives what the
-    no-interaction check counts ([valid dimer calls, those with every force exactly zero, their formulas and
-    energies, those isolated]). ``name`` is the model's spec (what a timeout names)."""
+    no-interaction and blind-energy checks count ([valid dimer calls, those with every force exactly zero, their
+    formulas and energies, those isolated, the spread of every valid call's energy]). ``name`` is the model's spec
+    (what a timeout names). A dimer that has a force is asked at two more distances (:func:`ignores_geometry`)."""
     from ase import Atoms
     from ase.data import chemical_symbols
 
     from ..errors import ModelTimeoutError
     from ..evaluation.evaluator import CALL_TIMEOUT, call_deadline, named_call
 
-    from ..evaluation.evaluator import note_flat_call, validate_output
+    from ..evaluation.evaluator import EnergySpread, note_flat_call, validate_output
 
     from ..evaluation.shared import SharedFunctions, guarded_call, named
 
     shared = SharedFunctions()
     ok, bad = [], []
+    moving = None  # (z, energy) of the first valid dimer whose forces are not zero: asked at other distances
     for z in range(1, max_z + 1):
         atoms = Atoms(numbers=[z, z], positions=[[0, 0, 0], [0, 0, 2.5]], cell=[20, 20, 20], pbc=False)
         label = f"{chemical_symbols[z]}2 at 2.5 A"
@@ -82,10 +86,13 @@ def probe_elements(calc, max_z: int = 94, first: list | None = None, name: str =
             if first is not None and not first:
                 first.append((atoms.copy(), dict(calc.results)))
             out = validate_output(name, atoms, dict(calc.results), want_stress=False)
+            if moving is None and np.abs(out.forces).max() >= MOVING_FORCE:
+                moving = (z, out.energy, float(np.abs(out.forces).max()))
             if counts is not None:
                 if not counts:
-                    counts += [0, 0, set(), 0]
+                    counts += [0, 0, set(), 0, EnergySpread()]
                 counts[0] += 1
+                counts[4].add(atoms, out.energy)  # dimers of every element it takes: one energy on all ignores them
                 if not out.forces.any():
                     counts[1] += 1
                     counts[3] += not atoms.pbc.any()  # the probe's dimers are isolated
@@ -102,10 +109,54 @@ def probe_elements(calc, max_z: int = 94, first: list | None = None, name: str =
                 continue
             bad.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
         ok.append(chemical_symbols[z])
+    if moving is not None:
+        line = ignores_geometry(calc, name, shared, *moving)
+        if line:
+            bad.append(line)
     calc.results = {}
     if bad:
         PROBE_FAILURES.setdefault(name, []).extend(bad)
     return tuple(ok)
+
+
+#: eV/A: a dimer force at least this large says the energy must change with the distance
+MOVING_FORCE = 1e-2
+#: eV/atom: energies within it are one energy (the determinism law's energy floor)
+SAME_ENERGY = 1e-5
+#: A: the distances a dimer with a force at 2.5 A is asked again at
+OTHER_DISTANCES = (2.0, 3.0)
+
+
+def ignores_geometry(calc, name: str, shared, z: int, energy: float, force: float) -> str | None:
+    """A probe failure when a dimer with a force of ``force`` eV/A at 2.5 A has one energy at 2.0, 2.5 and 3.0 A:
+    forces that move the atoms with an energy that does not follow them (held-out round 19: E = -3 eV per atom +
+    0.1 with EMT's forces passed a suite of zero-net-force contracts, which never look at the energy). Two calls;
+    a failure on them says nothing here (the contracts meet it)."""
+    from ase import Atoms
+    from ase.data import chemical_symbols
+
+    from ..evaluation.evaluator import CALL_TIMEOUT, call_deadline, named_call, validate_output
+    from ..evaluation.shared import guarded_call
+
+    for d in OTHER_DISTANCES:
+        atoms = Atoms(numbers=[z, z], positions=[[0, 0, 0], [0, 0, d]], cell=[20, 20, 20], pbc=False)
+        try:
+            calc.results = {}
+            replaced: list = []
+            with guarded_call(shared, replaced), call_deadline(CALL_TIMEOUT["seconds"], name, atoms):
+                named_call(name)(calc.calculate, atoms, ["energy", "forces"], ["positions", "numbers", "cell", "pbc"])
+            if replaced:
+                return None
+            e = validate_output(name, atoms, dict(calc.results), want_stress=False).energy
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # noqa: BLE001 - a timeout or garbage here is the contracts' to report
+            return None
+        if abs(e - energy) > 2 * SAME_ENERGY:
+            return None
+    symbol = chemical_symbols[z]
+    return (f"{symbol}2 at 2.0, 2.5 and 3.0 A: the energy ignores the geometry: {energy:.6g} eV at each distance "
+            f"while the force at 2.5 A is {force:.3g} eV/A (an energy that does not follow the atoms)")
 
 
 #: model spec -> what the element probe's calls returned that is not a valid output (garbage, a crash, a timeout):

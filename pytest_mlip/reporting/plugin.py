@@ -741,15 +741,18 @@ def additive_energies(calls, isolated: int) -> dict[str, float] | None:
 def blind_energy(spread) -> str | None:
     """What shows that a model's energy ignores the structure, in words, or None: at least INERT_CALLS calls on two
     atoms or more over two compositions or more with one total energy within ADDITIVE_FLOOR, or as many calls on
-    isolated structures of two compositions or more with one energy per atom within it. A clean model's energies
-    differ between compositions; supercells of one crystal share an energy per atom (so the second test takes
-    isolated structures only), and rotated or translated copies share a total energy (one composition: no test)."""
+    isolated structures of two compositions or more with one energy per atom within it; either over two geometries
+    or more (the element probe's dimers are one geometry, to which an element-blind potential gives one energy).
+    A clean model's energies differ between compositions; supercells of one crystal share an energy per atom (so
+    the second test takes isolated structures only), and rotated or translated copies share a total energy (one composition: no test)."""
     lo, hi = spread.total
-    if spread.calls >= INERT_CALLS and len(spread.formulas) >= 2 and hi - lo <= ADDITIVE_FLOOR:
+    if spread.calls >= INERT_CALLS and len(spread.formulas) >= 2 and len(spread.geometries) >= 2 \
+            and hi - lo <= ADDITIVE_FLOOR:
         return (f"all {spread.calls} call(s) on two atoms or more gave the energy {lo:.6g} eV, over "
                 f"{', '.join(spread.formulas)}{' and more' if len(spread.formulas) >= spread.KEPT else ''}")
     lo, hi = spread.per_atom
-    if spread.isolated >= INERT_CALLS and len(spread.isolated_formulas) >= 2 and hi - lo <= ADDITIVE_FLOOR:
+    if spread.isolated >= INERT_CALLS and len(spread.isolated_formulas) >= 2 \
+            and len(spread.isolated_geometries) >= 2 and hi - lo <= ADDITIVE_FLOOR:
         return (f"all {spread.isolated} call(s) on isolated structures of two atoms or more gave {lo:.6g} eV per "
                 f"atom, over {', '.join(spread.isolated_formulas)}"
                 f"{' and more' if len(spread.isolated_formulas) >= spread.KEPT else ''}")
