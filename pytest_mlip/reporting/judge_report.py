@@ -815,6 +815,11 @@ def judge_report(path, store: str | None = None, root: str | None = None, sample
                     # a byte-order mark an editor adds on saving is not content (a held-out legitimate edit)
                     text = t.read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff")
                     result.findings.append(compare_rendered(text, rendered(data)[kind], t.name, kind == "report.md"))
+            except ValidationError as exc:  # malformed notes: named as render names them (not pydantic's types)
+                from .claims import note_error
+
+                where, why = note_error(exc)
+                result.findings.append(Finding(False, "render", "report.json cannot be rendered", [f"{where}: {why}"]))
             except Exception as exc:  # noqa: BLE001 - any failure of the renderer on an edited report.json is a finding
                 result.findings.append(Finding(False, "render", "report.json cannot be rendered",
                                                [f"{type(exc).__name__}: {str(exc).splitlines()[0]}"]))
