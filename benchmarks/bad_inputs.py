@@ -410,7 +410,27 @@ def r15_cases(F, emt_with: str) -> list[Case]:
                  "cannot place 1000 atoms", files={"contracts/mlip_cl.toml": '[[contract]]\nname = "cl"\n'
                                                    'check = "zero_net_force"\nstructures = [ { kind = "cluster", '
                                                    'symbols = "Cu1000" } ]\n'})]
+    out += r19_cases(emt_with)
     return out
+
+
+def r19_cases(emt_with: str) -> list[Case]:
+    """Cases from held-out round 19 (names start with r19_), added after it: an energy blind to the structure on a
+    suite of two zero-net-force structures (too few calls for the blind-energy test alone), and the clean control
+    (an element-blind Lennard-Jones, whose probe dimers share one energy)."""
+    net = {"contracts/mlip_net.toml": '[[contract]]\nname = "net19"\ncheck = "zero_net_force"\n'
+                                      'structures = [ { kind = "cluster", symbols = "Cu3Ni3", seed = 2 },\n'
+                                      '  { kind = "bulk", name = "Cu", cubic = true, rattle = 0.05 } ]\n'}
+    model = ["--mlip-committee=none", "--mlip-no-builtin", "contracts/mlip_net.toml"]
+    lj = "from ase.calculators.lj import LennardJones\n\n\ndef f():\n    return LennardJones()\n"
+    return [Case("garbage", "r19_energy_per_atom_count", ["--mlip=pern:f", *model], "incomplete",
+                 "the energy ignores the geometry", files={**net, "pern.py": emt_with.format(
+                     body="self.results['energy'] = -3.0 * len(self.atoms) + 0.1")}),
+            Case("garbage", "r19_constant_energy_zero_forces", ["--mlip=flat:f", *model], "incomplete",
+                 "the energy ignores the (structure|geometry)", files={**net, "flat.py": emt_with.format(
+                     body="self.results['energy'] = -10.0; self.results['forces'] = 0 * self.results['forces']")}),
+            Case("garbage", "r19_clean_lennard_jones", ["--mlip=ljf:f", *model], "safe", "net19",
+                 files={**net, "ljf.py": lj})]
 
 
 #: a checkout to import pytest_mlip from (--code); empty: the installed one
