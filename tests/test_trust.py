@@ -905,9 +905,37 @@ def test_deselected_hard_contracts_fail_the_run_unless_partial(run, pytester):
     for name in ("rep/report.md", "rep/report.html", "s.md"):
         assert "PARTIAL run (--mlip-partial)" in (pytester.path / name).read_text(), name
     assert "PARTIAL run (--mlip-partial): 1 hard contract(s)" in res.stdout.str()
+    from pytest_mlip.cli import main  # held-out round 20: the judge's --require-complete approved it without a word
+
+    assert main(["judge", str(pytester.path / "rep"), "--sample", "0"]) == 0
+    assert main(["judge", str(pytester.path / "rep"), "--sample", "0", "--require-complete"]) == 1
     pytester.makeini("[pytest]\nmlip_partial = true\n")
     assert run("--mlip-no-builtin", "-k", "alpha").ret == 0
     assert run("--mlip-no-builtin", "--deselect", "contracts/mlip_x.toml::beta[tests.mutants:clean_morse]").ret == 0
+
+
+def test_a_run_whose_every_hard_contract_skipped_is_incomplete(run, pytester):
+    """Held-out round 20: the one hard contract skipped (Ni, which the model declares it does not take) beside a soft
+    contract that passed read "all hard contracts pass", exit 0, and the judge approved it with --require-complete.
+    A suite of soft contracts alone says no hard contract ran (soft contracts never gate: exit 0)."""
+    pytester.makepyfile(cu_only="from ase.calculators.emt import EMT\n\n\ndef factory():\n    c = EMT()\n"
+                                "    c.mlip_metadata = {'elements': ('Cu',)}\n    return c\n")
+    net = ('[[contract]]\nname = "{name}"\ncheck = "zero_net_force"\nhard = {hard}\n'
+           'structures = [ {{ kind = "bulk", name = "{el}", cubic = true, rattle = 0.05 }} ]\n')
+    contracts(pytester, **{"contracts/mlip_x.toml": net.format(name="ni-net", hard="true", el="Ni")
+                           + net.format(name="cu-net", hard="false", el="Cu")})
+    res = run("--mlip-no-builtin", "--mlip-report=rep", "--mlip-summary-md=s.md", model="cu_only:factory")
+    out = res.stdout.str()
+    assert res.ret == 1 and "no hard contract was checked on cu_only:factory: all 1 hard contract(s) skipped" in out, \
+        out[-2000:]
+    assert "INCOMPLETE run" in (pytester.path / "s.md").read_text()
+    from pytest_mlip.cli import main
+
+    assert main(["judge", str(pytester.path / "rep"), "--sample", "0", "--require-complete"]) == 1
+    (pytester.path / "contracts" / "mlip_x.toml").write_text(net.format(name="cu-net", hard="false", el="Cu"))
+    res = run("--mlip-no-builtin", "--mlip-summary-md=s.md", model="cu_only:factory")
+    assert res.ret == 0, res.stdout.str()[-2000:]
+    assert "no hard contract ran on the target" in (pytester.path / "s.md").read_text()
 
 
 @pytest.mark.parametrize("name", ["mlip_x.toml.txt", "mlip-x.toml", "MLIP_x.toml", "mlip_x.TOML", "mlipx.toml",

@@ -795,6 +795,10 @@ def judge_report(path, store: str | None = None, root: str | None = None, sample
             result.caveat = (f"the run is INCOMPLETE ({inc.get('count', 0)} problem(s) under incomplete"
                              + (f"; {inc['interrupted']}" if inc.get("interrupted") else "")
                              + "): what is verified is an honest account of an unfinished run, not a complete one")
+        elif inc.get("partial"):  # held-out round 20: --require-complete approved a PARTIAL run without a word
+            result.caveat = (f"the run is PARTIAL (--mlip-partial: {len(inc['partial'])} hard contract(s) deselected: "
+                             f"{', '.join(inc['partial'][:6])}{' ...' if len(inc['partial']) > 6 else ''}): what is "
+                             "verified is an honest account of a partial run, not a complete one")
         load_model = model_loader(judge)
         result.findings += spot_check(judge, sample, seed, load_model,
                                       DEFAULT_BUDGET if budget is None else budget)

@@ -659,14 +659,22 @@ class _Collector:
 
 
 def unchecked_target(target: str, verdicts: list[dict]) -> list[str]:
-    """One line when the target has verdicts and every one is a skip: the run checked nothing on it (a model that
-    supports no element of any contract, every law skipped), which must not read as a pass."""
+    """One line when the target has verdicts and every one is a skip (a model that supports no element of any
+    contract, every law skipped), or every hard one is: the run checked nothing, or nothing that gates, on it,
+    which must not read as a pass."""
     mine = [v for v in verdicts if v["model"] == target and v.get("role", "target") == "target"]
-    if not mine or any(v["status"] != "skip" for v in mine):
+    hard = [v for v in mine if v.get("hard")]
+    if mine and all(v["status"] == "skip" for v in mine):
+        what, skipped = "nothing was checked", mine
+    elif hard and all(v["status"] == "skip" for v in hard):
+        # held-out round 20: the one hard contract skipped (an element the model refuses) beside a soft pass read
+        # "all hard contracts pass", exit 0, and the judge approved it with --require-complete
+        what, skipped = "no hard contract was checked", hard
+    else:
         return []
-    reasons = sorted({v.get("reason") or "skipped" for v in mine})
-    return [f"nothing was checked on {target}: all {len(mine)} contract(s) skipped ({reasons[0][:200]}"
-            + (f"; +{len(reasons) - 1} other reason(s))" if len(reasons) > 1 else ")")]
+    reasons = sorted({v.get("reason") or "skipped" for v in skipped})
+    return [f"{what} on {target}: all {len(skipped)} {'hard ' if skipped is hard else ''}contract(s) skipped "
+            f"({reasons[0][:200]}" + (f"; +{len(reasons) - 1} other reason(s))" if len(reasons) > 1 else ")")]
 
 
 def determinism_names(found: list[dict]) -> list[str]:

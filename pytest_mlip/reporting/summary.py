@@ -53,7 +53,8 @@ def summary_markdown(entries: list[tuple[dict, dict]], prov) -> str:
         head = ("gate passed" if gate.passed else
                 f"gate FAILED: {len(gate.of('new'))} new failure(s), {len(gate.of('regression'))} regression(s)")
     else:
-        head = "all hard contracts pass" if not failing else f"{len(failing)} hard contract(s) fail"
+        head = ("no hard contract ran on the target" if not target_hard else "all hard contracts pass" if not failing
+                else f"{len(failing)} hard contract(s) fail")
     inc = getattr(prov, "incomplete", None) or {}
     if inc.get("count") or inc.get("interrupted") or inc.get("dead_workers"):
         head = "INCOMPLETE run; " + (head if gate is not None or failing else "no hard contract failed among those "
