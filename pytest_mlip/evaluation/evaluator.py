@@ -310,10 +310,13 @@ class EnergySpread:
         self.calls += 1
         self.total = (min(self.total[0], energy), max(self.total[1], energy))
         self.formulas = _kept(self.formulas, formula, self.KEPT)
+        isolated = not atoms.pbc.any()
+        # computed only while a kept list has room (until four geometries are met; the test needs two)
         geometry = geometry_signature(atoms) if len(self.geometries) < self.KEPT or (
-            not atoms.pbc.any() and len(self.isolated_geometries) < self.KEPT) else ""
-        self.geometries = _kept(self.geometries, geometry, self.KEPT) if geometry else self.geometries
-        if not atoms.pbc.any():
+            isolated and len(self.isolated_geometries) < self.KEPT) else None
+        if geometry:
+            self.geometries = _kept(self.geometries, geometry, self.KEPT)
+        if isolated:
             self.isolated += 1
             e = energy / len(atoms)
             self.per_atom = (min(self.per_atom[0], e), max(self.per_atom[1], e))
@@ -347,8 +350,6 @@ def geometry_signature(atoms) -> str:
     """The geometry of ``atoms`` whatever its elements, position, orientation and numbering: the atom count, the
     periodic directions and cell volume, and the sorted interatomic distances (rounded to 1e-3 A; the first 256
     atoms)."""
-    import numpy as np
-
     head = atoms[:256]
     d = np.sort(head.get_all_distances(mic=bool(atoms.pbc.any())), axis=None) if len(head) > 1 else np.zeros(0)
     volume = round(float(abs(atoms.cell.volume)), 3) if atoms.cell.rank == 3 else 0.0

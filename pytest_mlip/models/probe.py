@@ -56,27 +56,19 @@ def probe_elements(calc, max_z: int = 94, first: list | None = None, name: str =
     no-interaction and blind-energy checks count ([valid dimer calls, those with every force exactly zero, their
     formulas and energies, those isolated, the spread of every valid call's energy]). ``name`` is the model's spec
     (what a timeout names). A dimer that has a force is asked at two more distances (:func:`ignores_geometry`)."""
-    from ase import Atoms
     from ase.data import chemical_symbols
 
     from ..errors import ModelTimeoutError
-    from ..evaluation.evaluator import CALL_TIMEOUT, call_deadline, named_call
-
     from ..evaluation.evaluator import EnergySpread, note_flat_call, validate_output
-
-    from ..evaluation.shared import SharedFunctions, guarded_call, named
+    from ..evaluation.shared import SharedFunctions, named
 
     shared = SharedFunctions()
     ok, bad = [], []
-    moving = None  # (z, energy) of the first valid dimer whose forces are not zero: asked at other distances
+    moving = None  # (z, energy, largest force) of the first valid dimer with a force: asked at other distances
     for z in range(1, max_z + 1):
-        atoms = Atoms(numbers=[z, z], positions=[[0, 0, 0], [0, 0, 2.5]], cell=[20, 20, 20], pbc=False)
         label = f"{chemical_symbols[z]}2 at 2.5 A"
         try:
-            calc.results = {}
-            replaced: list = []
-            with guarded_call(shared, replaced), call_deadline(CALL_TIMEOUT["seconds"], name, atoms):
-                named_call(name)(calc.calculate, atoms, ["energy", "forces"], ["positions", "numbers", "cell", "pbc"])
+            atoms, replaced = dimer_call(calc, name, shared, z, 2.5)
             if replaced:  # as in the evaluator's calls (held-out round 15: builtins.max replaced in calculate)
                 bad.append(f"{label}: the model changed {named(replaced)} during a call (put back): a model must not "
                            "change Python's builtins, math, json, os, numpy, ASE's Atoms and Calculator or the "
@@ -127,24 +119,35 @@ SAME_ENERGY = 1e-5
 OTHER_DISTANCES = (2.0, 3.0)
 
 
+def dimer_call(calc, name: str, shared, z: int, distance: float):
+    """One probe call: the dimer of element ``z`` at ``distance`` A in a 20 A box, guarded (shared functions the
+    call replaces are put back and listed) and timed like the evaluator's calls; (atoms, replaced), the outputs left
+    in ``calc.results``."""
+    from ase import Atoms
+
+    from ..evaluation.evaluator import CALL_TIMEOUT, call_deadline, named_call
+    from ..evaluation.shared import guarded_call
+
+    atoms = Atoms(numbers=[z, z], positions=[[0, 0, 0], [0, 0, distance]], cell=[20, 20, 20], pbc=False)
+    calc.results = {}
+    replaced: list = []
+    with guarded_call(shared, replaced), call_deadline(CALL_TIMEOUT["seconds"], name, atoms):
+        named_call(name)(calc.calculate, atoms, ["energy", "forces"], ["positions", "numbers", "cell", "pbc"])
+    return atoms, replaced
+
+
 def ignores_geometry(calc, name: str, shared, z: int, energy: float, force: float) -> str | None:
     """A probe failure when a dimer with a force of ``force`` eV/A at 2.5 A has one energy at 2.0, 2.5 and 3.0 A:
     forces that move the atoms with an energy that does not follow them (held-out round 19: E = -3 eV per atom +
     0.1 with EMT's forces passed a suite of zero-net-force contracts, which never look at the energy). Two calls;
     a failure on them says nothing here (the contracts meet it)."""
-    from ase import Atoms
     from ase.data import chemical_symbols
 
-    from ..evaluation.evaluator import CALL_TIMEOUT, call_deadline, named_call, validate_output
-    from ..evaluation.shared import guarded_call
+    from ..evaluation.evaluator import validate_output
 
     for d in OTHER_DISTANCES:
-        atoms = Atoms(numbers=[z, z], positions=[[0, 0, 0], [0, 0, d]], cell=[20, 20, 20], pbc=False)
         try:
-            calc.results = {}
-            replaced: list = []
-            with guarded_call(shared, replaced), call_deadline(CALL_TIMEOUT["seconds"], name, atoms):
-                named_call(name)(calc.calculate, atoms, ["energy", "forces"], ["positions", "numbers", "cell", "pbc"])
+            atoms, replaced = dimer_call(calc, name, shared, z, d)
             if replaced:
                 return None
             e = validate_output(name, atoms, dict(calc.results), want_stress=False).energy

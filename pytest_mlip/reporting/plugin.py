@@ -752,7 +752,8 @@ def blind_energy(spread) -> str | None:
     isolated structures of two compositions or more with one energy per atom within it; either over two geometries
     or more (the element probe's dimers are one geometry, to which an element-blind potential gives one energy).
     A clean model's energies differ between compositions; supercells of one crystal share an energy per atom (so
-    the second test takes isolated structures only), and rotated or translated copies share a total energy (one composition: no test)."""
+    the second test takes isolated structures only), and rotated or translated copies share a total energy (one
+    composition: no test)."""
     lo, hi = spread.total
     if spread.calls >= INERT_CALLS and len(spread.formulas) >= 2 and len(spread.geometries) >= 2 \
             and hi - lo <= ADDITIVE_FLOOR:
